@@ -1,0 +1,70 @@
+// touchstone-conformance: the conformance matrix. Exit code 77 (CTest's "skipped") when the selected
+// backend is unavailable on this machine, unless --require-available.
+#include <cstdlib>
+#include <iostream>
+
+#include <gtest/gtest.h>
+
+#include "conformance/options.h"
+#include "core/backend.h"
+
+namespace {
+
+bool take(const std::string& arg, const char* flag, std::string& out) {
+  const std::string f = std::string("--") + flag + "=";
+  if (arg.rfind(f, 0) != 0) return false;
+  out = arg.substr(f.size());
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  ts::Options o;
+  o.argv0 = argv[0];
+#ifdef TOUCHSTONE_GOLDEN_DIR
+  o.golden_dir = TOUCHSTONE_GOLDEN_DIR;
+#endif
+  try {
+    for (int i = 1; i < argc; ++i) {
+      const std::string a = argv[i];
+      std::string v;
+      if (take(a, "backend", o.backend) || take(a, "op", o.op) || take(a, "family", o.family) ||
+          take(a, "failures", o.failures_dir) || take(a, "golden-dir", o.golden_dir)) {
+      } else if (take(a, "tier", v)) {
+        auto t = ts::tier_from_name(v);
+        ts::check(t.has_value(), "--tier must be smoke, ci or full, not '{}'", v);
+        o.tier = *t;
+      } else if (take(a, "seed", v)) {
+        o.seed = std::stoull(v);
+      } else if (a == "--no-goldens") {
+        o.golden_dir.clear();
+      } else if (a == "--require-available") {
+        o.require_available = true;
+      } else {
+        ts::fail("unknown flag '{}'", a);
+      }
+    }
+    // CI names the backends it must have (TOUCHSTONE_REQUIRE_BACKENDS=opencl,vulkan): a missing one fails.
+    if (const char* req = std::getenv("TOUCHSTONE_REQUIRE_BACKENDS"); req && !o.backend.empty()) {
+      const std::string list = std::string(",") + req + ",";
+      if (list.find("," + o.backend + ",") != std::string::npos) o.require_available = true;
+    }
+    if (!o.op.empty()) ts::op_or_throw(o.op);
+    if (!o.backend.empty()) {
+      auto& b = ts::backend(o.backend);
+      const auto a = b.availability();
+      if (!a.ok) {
+        std::cout << "backend " << o.backend << " unavailable: " << a.detail << "\n";
+        return o.require_available ? 1 : 77;
+      }
+      std::cout << "backend " << o.backend << ": " << a.detail << "\n";
+    }
+    if (ts::register_matrix(o) == 0) ts::fail("no test matches these flags");
+  } catch (const std::exception& e) {
+    std::cerr << "touchstone-conformance: " << e.what() << "\n";
+    return 1;
+  }
+  return RUN_ALL_TESTS();
+}

@@ -1,0 +1,143 @@
+// The conformance matrix: every backend x op x case x dtype, plus every backend x golden file,
+// registered as GoogleTest tests named so that the name is the repro filter:
+//   <backend>/<op>.<case>/<dtype>          e.g.  cpu/flash_attention.gqa8_causal/BF16
+//   <backend>/golden.<file stem>
+// Flags (before GoogleTest's own): --backend=NAME --op=NAME --family=NAME --tier=smoke|ci|full
+// --seed=N (xor-ed into every case's seed) --failures=DIR (where failing cases are written).
+#include <filesystem>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "conformance/check.h"
+#include "conformance/known_failures.h"
+#include "conformance/options.h"
+
+namespace ts {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string shell_quote(const std::string& s) { return "'" + s + "'"; }
+
+void report_failure(const Options& opt, const std::string& test_name, Backend& b, const Case& c,
+                    const std::string& case_name, const Verdict& v) {
+  std::string file;
+  try {
+    fs::create_directories(opt.failures_dir);
+    file = (fs::path(opt.failures_dir) /
+            fmt::format("{}__{}__{}__{}.safetensors", b.name(), c.op->name(), case_name, dtype_name(c.dtype)))
+               .string();
+    write_safetensors(file, case_to_file(*c.op, c.params, c.tensors, c.expected, c.seed));
+  } catch (const Error& e) {
+    file = fmt::format("(could not write the case: {})", e.what());
+  }
+  ADD_FAILURE() << fmt::format(
+      "backend={} op={} case={} dtype={} seed={}\n  params: {}\n{}  tolerance: atol={:.3g} rtol={:.3g} ({})\n"
+      "  rerun:  {} --gtest_filter={}{}\n  case:   {}  (touchstone check {} --backend {})",
+      b.name(), c.op->name(), case_name, dtype_name(c.dtype), c.seed.value_or(0), params_str(c.metadata),
+      v.describe(), c.op->tolerance(c.params, c.dtype).atol, c.op->tolerance(c.params, c.dtype).rtol,
+      c.op->tolerance(c.params, c.dtype).why, opt.argv0, shell_quote(test_name),
+      opt.seed ? fmt::format(" --seed={}", opt.seed) : "", file, file, b.name());
+}
+
+// Runs a case, then applies the known-failure list and prints the repro on failure.
+void judge(const Options& opt, const std::string& test_name, Backend& b, const Case& c, const std::string& case_name) {
+  const Verdict v = check_case(b, c, b.deterministic(*c.op));
+  const KnownFailure* known = find_known_failure(b.name(), c.op->name(), case_name, std::string(dtype_name(c.dtype)));
+  if (known) {
+    if (v.pass)
+      ADD_FAILURE() << "unexpected pass of a known failure (remove it from conformance/known_failures.cpp): "
+                    << known->reason;
+    else
+      std::cout << "[ KNOWN    ] " << test_name << ": " << known->reason << "\n" << v.describe();
+    return;
+  }
+  if (!v.pass) report_failure(opt, test_name, b, c, case_name, v);
+}
+
+class CaseTest : public ::testing::Test {
+ public:
+  CaseTest(const Options& o, std::string test_name, std::string backend, const Op& op, CaseSpec spec, DType dt)
+      : o_(o), name_(std::move(test_name)), backend_(std::move(backend)), op_(op), spec_(std::move(spec)), dt_(dt) {}
+  void TestBody() override {
+    Backend& b = backend(backend_);
+    if (!b.availability().ok) GTEST_SKIP() << "backend " << backend_ << " unavailable: " << b.availability().detail;
+    if (auto s = b.supports(op_, dt_); !s.ok) GTEST_SKIP() << "unsupported: " << s.reason;
+    const uint64_t seed = stable_hash(op_.name() + "/" + spec_.name + "/" + std::string(dtype_name(dt_))) ^ o_.seed;
+    const Case c = generate_case(op_, spec_.params, dt_, seed);
+    judge(o_, name_, b, c, spec_.name);
+  }
+
+ private:
+  const Options& o_;
+  std::string name_, backend_;
+  const Op& op_;
+  CaseSpec spec_;
+  DType dt_;
+};
+
+class GoldenTest : public ::testing::Test {
+ public:
+  GoldenTest(const Options& o, std::string test_name, std::string backend, std::string path)
+      : o_(o), name_(std::move(test_name)), backend_(std::move(backend)), path_(std::move(path)) {}
+  void TestBody() override {
+    Backend& b = backend(backend_);
+    if (!b.availability().ok) GTEST_SKIP() << "backend " << backend_ << " unavailable: " << b.availability().detail;
+    Case c;
+    try {
+      c = load_case(path_);
+    } catch (const Error& e) {
+      FAIL() << "golden file unreadable: " << e.what();
+    }
+    ASSERT_FALSE(c.expected.empty()) << path_ << " has no expected.* tensors";
+    if (auto s = b.supports(*c.op, c.dtype); !s.ok) GTEST_SKIP() << "unsupported: " << s.reason;
+    judge(o_, name_, b, c, fs::path(path_).stem().string());
+  }
+
+ private:
+  const Options& o_;
+  std::string name_, backend_, path_;
+};
+
+}  // namespace
+
+int register_matrix(const Options& o) {
+  int n = 0;
+  for (const std::string& bname : backend_names()) {
+    if (!o.backend.empty() && o.backend != bname) continue;
+    for (const Op* op : all_ops()) {
+      if (!o.op.empty() && o.op != op->name()) continue;
+      if (!o.family.empty() && o.family != op->family()) continue;
+      for (const CaseSpec& spec : op->cases()) {
+        if (spec.tier > o.tier) continue;
+        for (DType dt : spec.dtypes) {
+          const std::string suite = bname + "/" + op->name();
+          const std::string test = spec.name + "/" + std::string(dtype_name(dt));
+          const std::string full = suite + "." + test;
+          ::testing::RegisterTest(suite.c_str(), test.c_str(), nullptr, nullptr, __FILE__, __LINE__,
+                                  [=, &o]() -> ::testing::Test* { return new CaseTest(o, full, bname, *op, spec, dt); });
+          ++n;
+        }
+      }
+    }
+    if (o.golden_dir.empty() || !fs::is_directory(o.golden_dir)) continue;
+    for (const auto& entry : fs::recursive_directory_iterator(o.golden_dir)) {
+      if (entry.path().extension() != ".safetensors") continue;
+      const std::string stem = entry.path().stem().string();
+      const std::string op_name = stem.substr(0, stem.find("__"));
+      if (!o.op.empty() && o.op != op_name) continue;
+      const Op* op = find_op(op_name);
+      if (op && !o.family.empty() && o.family != op->family()) continue;
+      const std::string suite = bname + "/golden";
+      const std::string full = suite + "." + stem;
+      const std::string path = entry.path().string();
+      ::testing::RegisterTest(suite.c_str(), stem.c_str(), nullptr, nullptr, __FILE__, __LINE__,
+                              [=, &o]() -> ::testing::Test* { return new GoldenTest(o, full, bname, path); });
+      ++n;
+    }
+  }
+  return n;
+}
+
+}  // namespace ts

@@ -1,0 +1,75 @@
+#pragma once
+// What a backend is. A backend is a C++ type satisfying BackendType (a name and a factory); its
+// instances implement Backend, which mirrors the seed's Backend trait in one generic entry point:
+// prepare(op, params, tensors) binds one op invocation to device buffers, and the returned Launch
+// runs it (again and again, for benchmarks) and brings the outputs back.
+//
+// The harness validates every case (Op::validate) before prepare(); kernels may assume valid input.
+#include <concepts>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/op.h"
+
+namespace ts {
+
+struct Availability {
+  bool ok = false;
+  std::string detail;  // the device when ok, the reason when not
+};
+
+struct Support {
+  bool ok = false;
+  std::string reason;  // why not, when !ok
+  static Support yes() { return {true, {}}; }
+  static Support no(std::string why) { return {false, std::move(why)}; }
+};
+
+// One op invocation bound to a backend's buffers.
+class Launch {
+ public:
+  virtual ~Launch() = default;
+  // Runs the op once and waits for it.
+  virtual void execute() = 0;
+  // Seconds the last execute() took on the backend's own timer (device timestamps where it has them).
+  virtual double last_seconds() const = 0;
+  // Copies every output and in-out tensor back into the tensors given to prepare(), guards included.
+  virtual void finish() = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;
+  virtual Availability availability() = 0;
+  virtual Support supports(const Op& op, DType dt) = 0;
+  // Whether two runs of the same case give bit-identical outputs (atomics or split-k may not).
+  virtual bool deterministic(const Op& /*op*/) { return true; }
+  // `io` holds every declared tensor (outputs allocated) and must outlive the Launch.
+  virtual std::unique_ptr<Launch> prepare(const Op& op, const Params& p, TensorMap& io) = 0;
+};
+
+template <class B>
+concept BackendType = requires {
+  { B::kName } -> std::convertible_to<const char*>;
+  { B::create() } -> std::same_as<std::unique_ptr<Backend>>;
+};
+
+// The runtime registry: name -> backend, in registration order. Built-in backends are registered by
+// the library; an out-of-tree one calls register_backend() once (e.g. from a static initializer).
+using BackendFactory = std::function<std::unique_ptr<Backend>()>;
+void register_backend(const std::string& name, BackendFactory factory);
+template <BackendType B> void register_backend() { register_backend(B::kName, &B::create); }
+std::vector<std::string> backend_names();
+// One instance per name per process (device setup and program caches are paid once).
+Backend& backend(const std::string& name);  // Error for an unknown name
+Backend* find_backend(const std::string& name);
+
+// Runs one case end to end: validate, prepare, execute, finish, guard check. Throws Error for an
+// invalid case, an unsupported op or a guard-zone overwrite.
+void run_case(Backend& b, const Op& op, const Params& p, TensorMap& io);
+
+}  // namespace ts

@@ -1,0 +1,38 @@
+#pragma once
+// Case files (OPS.md, "The case file"): one op invocation on concrete tensors, as safetensors.
+// Metadata: "op", every parameter by name, "seed" when generated. Tensors: inputs and in-outs under
+// their names, expected outputs as "expected.<name>".
+#include <optional>
+#include <string>
+
+#include "core/op.h"
+#include "core/safetensors.h"
+
+namespace ts {
+
+struct Case {
+  const Op* op = nullptr;
+  Params params;
+  DType dtype = DType::F32;
+  TensorMap tensors;   // inputs and in-outs (as their input values); outputs allocated and poisoned
+  TensorMap expected;  // name (without "expected.") -> expected output, when the file has them
+  std::optional<uint64_t> seed;
+  ParamMap metadata;   // parameters as stored
+};
+
+// Parses and fully validates: unknown op, bad parameters, missing or mis-shaped tensors, indices out
+// of range, expected tensors of the wrong shape all raise Error.
+Case case_from_file(const SafetensorsFile& f);
+Case load_case(const std::string& path);
+
+// A case as a file: inputs and in-outs from `inputs`, expected.* from `expected` (may be empty).
+SafetensorsFile case_to_file(const Op& op, const Params& p, const TensorMap& inputs, const TensorMap& expected,
+                             std::optional<uint64_t> seed);
+
+// Generates a case from its description: inputs from `seed`, expected outputs from the reference.
+Case generate_case(const Op& op, const Params& p, DType dt, uint64_t seed);
+
+// The tensors a backend runs on: inputs and in-outs copied, outputs allocated and poisoned.
+TensorMap working_set(const Case& c);
+
+}  // namespace ts

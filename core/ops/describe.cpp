@@ -1,0 +1,37 @@
+#include "core/ops/describe.h"
+
+#include <cmath>
+#include <limits>
+
+namespace ts::describe {
+
+int64_t dim_of(const TensorMap& t, const std::string& name, size_t rank, size_t dim) {
+  auto it = t.find(name);
+  check(it != t.end(), "missing tensor '{}'", name);
+  check(it->second.shape().size() == rank, "tensor '{}' must have rank {}, has shape {}", name, rank,
+        shape_str(it->second.shape()));
+  return it->second.shape()[dim];
+}
+
+void normal(Tensor& x, Rng& r, double sigma) {
+  for (int64_t i = 0; i < x.numel(); ++i) x.set(i, sigma * r.normal());
+}
+
+void uniform(Tensor& x, Rng& r, double lo, double hi) {
+  for (int64_t i = 0; i < x.numel(); ++i) x.set(i, r.uniform(lo, hi));
+}
+
+void poison_nan(Tensor& x, int64_t begin, int64_t end) {
+  for (int64_t i = begin; i < end; ++i) x.set(i, std::numeric_limits<double>::quiet_NaN());
+}
+
+void rope_tables(Tensor& cos, Tensor& sin, int64_t max_pos, int64_t half) {
+  for (int64_t p = 0; p < max_pos; ++p)
+    for (int64_t i = 0; i < half; ++i) {
+      const double angle = static_cast<double>(p) * std::pow(10000.0, -static_cast<double>(i) / static_cast<double>(half));
+      cos.set(p * half + i, std::cos(angle));
+      sin.set(p * half + i, std::sin(angle));
+    }
+}
+
+}  // namespace ts::describe

@@ -1,0 +1,26 @@
+#pragma once
+// safetensors I/O: an 8-byte little-endian header length, a JSON header
+// {"name": {"dtype": "F32", "shape": [..], "data_offsets": [begin, end]}, "__metadata__": {..}},
+// then the data. The reader trusts nothing in the file: every length, offset and dtype is checked
+// and a bad file is an Error, never a crash.
+#include <map>
+#include <string>
+
+#include "core/tensor.h"
+
+namespace ts {
+
+using Metadata = std::map<std::string, std::string>;
+
+struct SafetensorsFile {
+  Metadata metadata;
+  TensorMap tensors;
+};
+
+SafetensorsFile parse_safetensors(std::string_view bytes);  // throws Error
+SafetensorsFile read_safetensors(const std::string& path);
+std::string serialize_safetensors(const SafetensorsFile& f);
+// Writes to a temporary file beside `path` and renames it, so a failure leaves no partial output.
+void write_safetensors(const std::string& path, const SafetensorsFile& f);
+
+}  // namespace ts

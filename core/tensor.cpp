@@ -1,0 +1,92 @@
+#include "core/tensor.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+
+namespace ts {
+
+std::string shape_str(const Shape& s) { return fmt::format("[{}]", fmt::join(s, ",")); }
+
+int64_t shape_numel(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) {
+    check(d >= 0, "negative dimension in shape {}", shape_str(s));
+    check(d == 0 || n <= (int64_t{1} << 40) / d, "shape {} is too large", shape_str(s));
+    n *= d;
+  }
+  return n;
+}
+
+Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
+  numel_ = shape_numel(shape_);
+  storage_.assign(nbytes() + 2 * kGuardBytes, std::byte{kGuardByte});
+  std::memset(data(), 0, nbytes());
+}
+
+bool Tensor::guards_intact() const {
+  auto ok = [](const std::byte* p, size_t n) {
+    return std::all_of(p, p + n, [](std::byte b) { return b == std::byte{kGuardByte}; });
+  };
+  return ok(storage_.data(), kGuardBytes) && ok(data() + nbytes(), kGuardBytes);
+}
+
+double Tensor::get(int64_t i) const {
+  switch (dtype_) {
+    case DType::F32: return as<float>()[i];
+    case DType::F16: return f16_to_f32(as<uint16_t>()[i]);
+    case DType::BF16: return bf16_to_f32(as<uint16_t>()[i]);
+    case DType::F64: return as<double>()[i];
+    case DType::F8_E4M3: return f8e4m3_to_f32(as<uint8_t>()[i]);
+    case DType::I32: return as<int32_t>()[i];
+    case DType::U32: return as<uint32_t>()[i];
+    case DType::I8: return as<int8_t>()[i];
+    case DType::U8: return as<uint8_t>()[i];
+  }
+  return 0;
+}
+
+void Tensor::set(int64_t i, double v) {
+  switch (dtype_) {
+    case DType::F32: as<float>()[i] = static_cast<float>(v); break;
+    case DType::F16: as<uint16_t>()[i] = f32_to_f16(static_cast<float>(v)); break;
+    case DType::BF16: as<uint16_t>()[i] = f32_to_bf16(static_cast<float>(v)); break;
+    case DType::F64: as<double>()[i] = v; break;
+    case DType::F8_E4M3: as<uint8_t>()[i] = f32_to_f8e4m3(static_cast<float>(v)); break;
+    case DType::I32: as<int32_t>()[i] = static_cast<int32_t>(v); break;
+    case DType::U32: as<uint32_t>()[i] = static_cast<uint32_t>(v); break;
+    case DType::I8: as<int8_t>()[i] = static_cast<int8_t>(v); break;
+    case DType::U8: as<uint8_t>()[i] = static_cast<uint8_t>(v); break;
+  }
+}
+
+void Tensor::fill(double v) {
+  for (int64_t i = 0; i < numel_; ++i) set(i, v);
+}
+
+std::vector<double> to_f64(const Tensor& t) {
+  std::vector<double> v(static_cast<size_t>(t.numel()));
+  for (int64_t i = 0; i < t.numel(); ++i) v[static_cast<size_t>(i)] = t.get(i);
+  return v;
+}
+
+void from_f64(Tensor& t, const std::vector<double>& v) {
+  check(static_cast<int64_t>(v.size()) == t.numel(), "from_f64: {} values for {} elements", v.size(),
+        t.numel());
+  for (int64_t i = 0; i < t.numel(); ++i) t.set(i, v[static_cast<size_t>(i)]);
+}
+
+std::vector<int64_t> to_indices(const Tensor& t) {
+  check(t.dtype() == DType::I32 || t.dtype() == DType::U32, "index tensor must be I32 or U32, is {}",
+        dtype_name(t.dtype()));
+  std::vector<int64_t> v(static_cast<size_t>(t.numel()));
+  for (int64_t i = 0; i < t.numel(); ++i)
+    v[static_cast<size_t>(i)] =
+        t.dtype() == DType::I32 ? int64_t{t.as<int32_t>()[i]} : int64_t{t.as<uint32_t>()[i]};
+  return v;
+}
+
+}  // namespace ts

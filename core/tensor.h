@@ -1,0 +1,66 @@
+#pragma once
+// Host tensors. The storage of every tensor is surrounded by guard zones filled with a fixed byte
+// pattern; a kernel that writes past either end of its output is caught by guards_intact(). Backends
+// that copy a tensor to a device copy the guards along with it and bind the data at offset
+// kGuardBytes (a multiple of every device's buffer offset alignment), so the check covers them too.
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/dtype.h"
+
+namespace ts {
+
+using Shape = std::vector<int64_t>;
+std::string shape_str(const Shape& s);  // "[2,3,4]"
+int64_t shape_numel(const Shape& s);
+
+inline constexpr size_t kGuardBytes = 4096;
+inline constexpr uint8_t kGuardByte = 0xA5;
+
+class Tensor {
+ public:
+  Tensor() = default;
+  Tensor(DType dtype, Shape shape);  // zero-filled data, guards set
+
+  DType dtype() const { return dtype_; }
+  const Shape& shape() const { return shape_; }
+  int64_t numel() const { return numel_; }
+  size_t nbytes() const { return static_cast<size_t>(numel_) * dtype_size(dtype_); }
+
+  std::byte* data() { return storage_.data() + kGuardBytes; }
+  const std::byte* data() const { return storage_.data() + kGuardBytes; }
+  template <class T> T* as() { return reinterpret_cast<T*>(data()); }
+  template <class T> const T* as() const { return reinterpret_cast<const T*>(data()); }
+  std::span<const std::byte> bytes() const { return {data(), nbytes()}; }
+
+  // The whole allocation: guard, data, guard. Device backends upload and download this.
+  std::byte* storage() { return storage_.data(); }
+  const std::byte* storage() const { return storage_.data(); }
+  size_t storage_bytes() const { return storage_.size(); }
+
+  bool guards_intact() const;
+  // Element access for float dtypes, converting through F32 (F64 through double).
+  double get(int64_t i) const;
+  void set(int64_t i, double v);  // rounds to nearest even into the dtype
+  void fill(double v);            // every element
+
+ private:
+  DType dtype_ = DType::F32;
+  Shape shape_;
+  int64_t numel_ = 0;
+  std::vector<std::byte> storage_;
+};
+
+using TensorMap = std::map<std::string, Tensor>;
+
+// Reads every element of a float tensor into doubles / writes them back with rounding.
+std::vector<double> to_f64(const Tensor& t);
+void from_f64(Tensor& t, const std::vector<double>& v);
+// Integer index tensors (I32 / U32) as int64.
+std::vector<int64_t> to_indices(const Tensor& t);
+
+}  // namespace ts

@@ -1,0 +1,38 @@
+#pragma once
+// Tolerances derived from error analysis, never tuned. The reference accumulates in double and rounds
+// once to the output dtype; a backend accumulates in F32 and rounds once. So a backend's error is its
+// F32 accumulation error plus at most one extra rounding of the output dtype:
+//   |got - want| <= accumulation + u_out * |want| * 2        (u_out: unit roundoff of the output dtype)
+// F32 accumulation over n terms of magnitude at most `mag` grows like sqrt(n) * u_f32 * mag for
+// rounding errors that behave randomly (Higham, "Accuracy and Stability", 3.1); we allow a factor of 8
+// over that, still orders of magnitude below any real indexing or formula bug.
+#include <cmath>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "core/metrics.h"
+
+namespace ts::tol {
+
+// Data movement: every bit must survive.
+inline Tolerance exact() { return {0, 0, "data movement: bit-exact"}; }
+
+// A few float ops per element (activations, adds), each rounded in F32, then one output rounding.
+inline Tolerance elementwise(DType out, int ops = 4) {
+  const double u32 = 0x1p-24;
+  return {1e-30, 2 * unit_roundoff(out) + ops * u32,
+          fmt::format("elementwise: 2 roundings of {} + {} F32 ops", dtype_name(out), ops)};
+}
+
+// A sum of n products whose terms are bounded by mag (e.g. |a||b| for a dot product), then one
+// output rounding. Inputs are identical on both sides, so only arithmetic error counts.
+inline Tolerance accumulation(DType out, double n, double mag, int extra_ops = 4) {
+  const double u32 = 0x1p-24;
+  const double atol = 8.0 * std::sqrt(std::max(n, 1.0)) * u32 * mag * std::sqrt(std::max(n, 1.0));
+  return {atol, 2 * unit_roundoff(out) + extra_ops * u32,
+          fmt::format("sum of {:.0f} terms of size <= {:.3g}: 8*sqrt(n)*u32*(sqrt(n)*mag) abs + 2 u_{} rel",
+                      n, mag, dtype_name(out))};
+}
+
+}  // namespace ts::tol
