@@ -32,7 +32,7 @@ TEST(DType, F16RoundsHalfwayToEven) {
 TEST(DType, Bf16RoundsHalfwayToEven) {
   EXPECT_EQ(f32_to_bf16(1.0f + 0x1p-8f), 0x3f80);       // tie, even below
   EXPECT_EQ(f32_to_bf16(1.0f + 3 * 0x1p-8f), 0x3f82);   // tie, even above
-  EXPECT_EQ(f32_to_bf16(1.0f + 0x1.000002p-8f), 0x3f81);
+  EXPECT_EQ(f32_to_bf16(1.0f + 0x1p-8f + 0x1p-20f), 0x3f81);  // just above the tie
   EXPECT_TRUE(std::isnan(bf16_to_f32(f32_to_bf16(std::numeric_limits<float>::quiet_NaN()))));
   EXPECT_EQ(bf16_to_f32(f32_to_bf16(-INFINITY)), -INFINITY);
 }
