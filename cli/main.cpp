@@ -1,3 +1,59 @@
-// touchstone: the command line (being written: list, run, check, golden regen|verify).
+// touchstone: list what each backend supports, run or check any op on any case file, and keep the
+// golden files. Bad input: one line on stderr, exit 1, no partial output file.
+#include <exception>
 #include <iostream>
-int main() { std::cerr << "touchstone: not built yet\n"; return 1; }
+#include <new>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "core/error.h"
+
+namespace {
+
+constexpr const char* kUsage = R"(usage: touchstone <command> [options]
+
+  list [--backend NAME] [--markdown]      ops x backends: supported, or why not
+       [--supported]                      (with --backend: the ops it supports, one per line)
+  cases [--op NAME] [--tier smoke|ci|full] the conformance cases and benchmark presets of each op
+  gen OP CASE --out FILE [--dtype F32|F16|BF16] [--seed N]
+                                          write a generated case (inputs + expected.*) as a case file
+  run CASE --backend NAME --out OUT [--device D]
+                                          run the op named in CASE; write every output to OUT
+  check CASE --backend NAME [--device D]  compare with CASE's expected.* (or, without them, with the
+                                          reference); print error figures; exit 0 pass, 1 fail
+  golden regen [--op NAME] [--dir DIR]    rewrite the golden case files and their MANIFEST
+  golden verify [--dir DIR]               exit 1 unless the reference reproduces every golden file
+
+  --device D picks the device of an OpenCL / Vulkan backend: an index or part of its name
+  (the same as TOUCHSTONE_OPENCL_DEVICE / TOUCHSTONE_VULKAN_DEVICE).
+)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    std::cout << kUsage;
+    return args.empty() ? 1 : 0;
+  }
+  const std::string cmd = args[0];
+  args.erase(args.begin());
+  try {
+    using namespace ts::cli;
+    if (cmd == "list") return cmd_list(args);
+    if (cmd == "cases") return cmd_cases(args);
+    if (cmd == "gen") return cmd_gen(args);
+    if (cmd == "run") return cmd_run(args);
+    if (cmd == "check") return cmd_check(args);
+    if (cmd == "golden") return cmd_golden(args);
+    ts::fail("unknown command '{}' (touchstone --help lists them)", cmd);
+  } catch (const ts::Error& e) {
+    std::cerr << "touchstone: " << e.what() << "\n";
+  } catch (const std::bad_alloc&) {
+    std::cerr << "touchstone: out of memory (a tensor in the input is too large?)\n";
+  } catch (const std::exception& e) {
+    std::cerr << "touchstone: internal error: " << e.what() << "\n";
+  }
+  return 1;
+}

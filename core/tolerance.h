@@ -35,4 +35,29 @@ inline Tolerance accumulation(DType out, double n, double mag, int extra_ops = 4
                       n, mag, dtype_name(out))};
 }
 
+// Below the normal range rounding is absolute: one subnormal step of the output dtype covers the two
+// roundings (F16's subnormals start at 2^-14, within reach of activations; F32 and BF16 share 2^-126).
+inline double subnormal_step(DType out) {
+  switch (out) {
+    case DType::F16: return 0x1p-24;
+    case DType::BF16: return 0x1p-133;
+    case DType::F32: return 0x1p-149;
+    default: return 0;
+  }
+}
+
+// A row normalisation (rms_norm, layer_norm, per-head norms): a sum of n squares accumulated in F32.
+// Its terms are positive, so its relative error is that of the sum, 8*sqrt(n)*u32 as above; the square
+// root halves it; then `ops` F32 ops per element and one output rounding. The error is relative to
+// each output unless a shift is added after the scaling (layer_norm's beta): `mag` bounds the scaled
+// value before that shift and turns the relative error into an absolute one (0 when there is none).
+inline Tolerance row_norm(DType out, double n, double mag, int ops = 6) {
+  const double u32 = 0x1p-24;
+  const double rel = 0.5 * 8.0 * std::sqrt(std::max(n, 1.0)) * u32 + ops * u32;
+  return {rel * mag + subnormal_step(out), 2 * unit_roundoff(out) + rel,
+          fmt::format("row norm over {:.0f}: sum of squares 8*sqrt(n)*u32, halved by the sqrt, + {} F32 ops, "
+                      "x {:.3g} before a shift; + 2 u_{}",
+                      n, ops, mag, dtype_name(out))};
+}
+
 }  // namespace ts::tol

@@ -1,0 +1,16 @@
+#include "bench/baselines.h"
+
+namespace ts::bench {
+
+void register_baselines() {
+  register_stream_triad();
+  register_fma_peak();
+#if TOUCHSTONE_BENCH_CBLAS
+  register_cblas_sgemm();
+#endif
+#if TOUCHSTONE_BENCH_CLBLAST
+  register_clblast_sgemm();
+#endif
+}
+
+}  // namespace ts::bench

@@ -1,0 +1,51 @@
+// touchstone-bench: Google Benchmark over every backend x op x bench preset, plus the machine's own
+// limits (baseline/*) measured in the same run. Takes Google Benchmark's flags and a few of ours.
+#include <cstdlib>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <fmt/ranges.h>
+
+#include <benchmark/benchmark.h>
+
+#include "bench/all_cores.h"
+#include "bench/baselines.h"
+#include "bench/op_benches.h"
+#include "bench/options.h"
+#include "bench/setup_cache.h"
+#include "core/backend.h"
+#include "core/error.h"
+
+int main(int argc, char** argv) {
+  // The Vulkan backend turns its validation layer on for tests; it would dominate every timing.
+  setenv("TOUCHSTONE_VULKAN_VALIDATION", "0", /*overwrite=*/0);
+  ts::bench::Options o;
+  try {
+    o = ts::bench::take_options(argc, argv);
+  } catch (const ts::Error& e) {
+    std::cerr << "touchstone-bench: " << e.what() << "\n";
+    return 1;
+  }
+  benchmark::Initialize(&argc, argv, ts::bench::print_help);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+
+  std::vector<std::string> dtypes;
+  for (auto dt : o.dtypes) dtypes.emplace_back(ts::dtype_name(dt));
+  benchmark::AddCustomContext("touchstone_backends", fmt::format("{}", fmt::join(ts::backend_names(), ",")));
+  benchmark::AddCustomContext("touchstone_dtypes", fmt::format("{}", fmt::join(dtypes, ",")));
+  benchmark::AddCustomContext("touchstone_seed", std::to_string(o.seed));
+  benchmark::AddCustomContext("touchstone_threads", std::to_string(ts::bench::core_count()));
+
+  try {
+    ts::bench::register_baselines();
+    ts::bench::register_op_benchmarks(o);
+  } catch (const std::exception& e) {
+    std::cerr << "touchstone-bench: " << e.what() << "\n";
+    return 1;
+  }
+  benchmark::RunSpecifiedBenchmarks();
+  ts::bench::release_setup();  // before static destruction takes the backends away
+  benchmark::Shutdown();
+  return 0;
+}

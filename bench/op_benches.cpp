@@ -1,0 +1,94 @@
+#include "bench/op_benches.h"
+
+#include <algorithm>
+#include <exception>
+#include <string>
+
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+
+#include "bench/setup_cache.h"
+#include "core/backend.h"
+#include "core/op.h"
+
+namespace ts::bench {
+
+namespace {
+
+struct OpBench {
+  std::string name;  // also the setup cache key
+  std::string backend;
+  const Op* op;
+  const CaseSpec* preset;
+  DType dtype;
+  uint64_t seed;
+};
+
+// Declared in this order so the launch is destroyed before the tensors it is bound to.
+struct OpSetup final : Setup {
+  TensorMap io;
+  std::unique_ptr<Launch> launch;
+};
+
+std::unique_ptr<OpSetup> make_setup(Backend& b, const OpBench& ob) {
+  auto s = std::make_unique<OpSetup>();
+  s->io = ob.op->make_case(ob.preset->params, ob.dtype, ob.seed);
+  ob.op->validate(ob.preset->params, s->io);
+  s->launch = b.prepare(*ob.op, ob.preset->params, s->io);
+  s->launch->execute();  // warm-up: first-use compilation, page faults, caches
+  return s;
+}
+
+void run(benchmark::State& state, const OpBench& ob) {
+  OpSetup* s = nullptr;
+  try {
+    Backend& b = backend(ob.backend);
+    const Availability a = b.availability();
+    if (!a.ok) return state.SkipWithError(("backend unavailable: " + a.detail).c_str());
+    const Support sup = b.supports(*ob.op, ob.dtype);
+    if (!sup.ok) return state.SkipWithError(("unsupported: " + sup.reason).c_str());
+    s = &setup_once<OpSetup>(ob.name, [&] { return make_setup(b, ob); });
+  } catch (const std::exception& e) {
+    return state.SkipWithError(fmt::format("setup failed: {}", e.what()).c_str());
+  }
+  for (auto _ : state) {
+    try {
+      s->launch->execute();
+    } catch (const std::exception& e) {
+      release_setup();  // a failed launch may be in any state: set up afresh next time
+      state.SkipWithError(fmt::format("execute failed: {}", e.what()).c_str());
+      break;
+    }
+    state.SetIterationTime(s->launch->last_seconds());
+  }
+  if (state.error_occurred()) return;
+  const Cost c = ob.op->cost(ob.preset->params, ob.dtype);
+  const double n = static_cast<double>(state.iterations());
+  state.SetBytesProcessed(static_cast<int64_t>(c.bytes * n));
+  state.counters["flops"] = benchmark::Counter(c.flops * n, benchmark::Counter::kIsRate);
+  state.SetLabel(params_str(ob.op->to_map(ob.preset->params)));
+}
+
+}  // namespace
+
+int register_op_benchmarks(const Options& o) {
+  int count = 0;
+  const auto backends = backend_names();
+  for (const Op* op : all_ops())
+    for (const auto& bname : backends) {
+      if (bname == "reference" && !o.include_reference) continue;
+      for (const CaseSpec& preset : op->benches())
+        for (DType dt : o.dtypes) {
+          if (std::find(preset.dtypes.begin(), preset.dtypes.end(), dt) == preset.dtypes.end()) continue;
+          OpBench ob{fmt::format("{}/{}/{}/{}", op->name(), bname, preset.name, dtype_name(dt)), bname, op,
+                     &preset, dt, o.seed};
+          benchmark::RegisterBenchmark(ob.name.c_str(), [ob](benchmark::State& st) { run(st, ob); })
+              ->UseManualTime()
+              ->Unit(benchmark::kMicrosecond);
+          ++count;
+        }
+    }
+  return count;
+}
+
+}  // namespace ts::bench

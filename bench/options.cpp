@@ -1,0 +1,74 @@
+#include "bench/options.h"
+
+#include <charconv>
+#include <cstdio>
+#include <string>
+
+#include <benchmark/benchmark.h>
+
+#include "core/error.h"
+
+namespace ts::bench {
+
+namespace {
+
+std::vector<DType> parse_dtypes(const std::string& list) {
+  if (list == "all") return {DType::F32, DType::F16, DType::BF16};
+  std::vector<DType> out;
+  size_t start = 0;
+  while (start <= list.size()) {
+    const size_t comma = std::min(list.find(',', start), list.size());
+    const std::string name = list.substr(start, comma - start);
+    const auto dt = dtype_from_name(name);
+    check(dt && is_float(*dt), "--dtypes: '{}' is not a float dtype (F32, F16, BF16, ... or 'all')", name);
+    out.push_back(*dt);
+    start = comma + 1;
+  }
+  return out;
+}
+
+uint64_t parse_seed(const std::string& s) {
+  uint64_t v = 0;
+  const char* end = s.data() + s.size();
+  auto [p, ec] = std::from_chars(s.data(), end, v);
+  check(ec == std::errc() && p == end && !s.empty(), "--seed: '{}' is not an unsigned integer", s);
+  return v;
+}
+
+}  // namespace
+
+Options take_options(int& argc, char** argv) {
+  Options o;
+  int kept = 1;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--include-reference") {
+      o.include_reference = true;
+    } else if (a.rfind("--dtypes=", 0) == 0) {
+      o.dtypes = parse_dtypes(a.substr(9));
+    } else if (a.rfind("--seed=", 0) == 0) {
+      o.seed = parse_seed(a.substr(7));
+    } else {
+      argv[kept++] = argv[i];  // Google Benchmark's, or unknown: it reports those
+    }
+  }
+  argc = kept;
+  argv[argc] = nullptr;
+  return o;
+}
+
+void print_help() {
+  std::printf(
+      "touchstone-bench: every backend x op x bench preset x dtype, named <op>/<backend>/<preset>/<dtype>,\n"
+      "and the machine's own limits under baseline/ (stream_triad, fma_peak, cblas_sgemm, clblast_sgemm).\n"
+      "\n"
+      "touchstone flags:\n"
+      "  --include-reference   also benchmark the scalar reference backend (slow on model-sized presets)\n"
+      "  --dtypes=LIST         float dtypes to register, e.g. F32,F16,BF16 or 'all' (default F32)\n"
+      "  --seed=N              seed for the generated inputs (default 1)\n"
+      "\n"
+      "Google Benchmark flags (e.g. --benchmark_filter=gemm/cpu --benchmark_format=json):\n");
+  benchmark::PrintDefaultHelp();
+}
+
+}  // namespace ts::bench

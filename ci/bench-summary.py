@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""The short benchmark pass: runs touchstone-bench (or reads its JSON) and prints one table.
+
+Every op benchmark is set against the machine's own limits measured in the same run: memory-bound
+presets (arithmetic intensity below the machine balance, fma_peak / stream_triad) as a fraction of
+the triad bandwidth, compute-bound ones as a fraction of OpenBLAS SGEMM at m512 (and of fma_peak).
+
+  ci/bench-summary.py --bench build/bench/touchstone-bench --filter 'gemm/cpu'
+  ci/bench-summary.py --json results.json
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+# The baselines the fractions need; always added to the filter so they are measured in the same run.
+TRIAD = "baseline/stream_triad"
+FMA = "baseline/fma_peak"
+SGEMM = "baseline/cblas_sgemm/m512_n4096_k4096"
+BASELINE_FILTER = "^baseline/(stream_triad|fma_peak|cblas_sgemm/m512_n4096_k4096)"
+
+
+def default_bench():
+    here = os.path.dirname(os.path.abspath(__file__))
+    for build in ("build", "build-bench"):
+        path = os.path.join(here, "..", build, "bench", "touchstone-bench")
+        if os.access(path, os.X_OK):
+            return os.path.normpath(path)
+    return None
+
+
+def run_bench(args):
+    bench = args.bench or default_bench()
+    if not bench:
+        sys.exit("bench-summary: no touchstone-bench found; pass --bench PATH")
+    cmd = [bench, f"--benchmark_filter=({args.filter})|{BASELINE_FILTER}", "--benchmark_format=json",
+           f"--benchmark_min_time={args.min_time}"] + args.extra
+    print("running:", " ".join(cmd), file=sys.stderr)
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
+    if proc.returncode != 0:
+        sys.exit(f"bench-summary: touchstone-bench exited with {proc.returncode}")
+    if args.save:
+        with open(args.save, "w") as f:
+            f.write(proc.stdout)
+    return json.loads(proc.stdout)
+
+
+def short_name(name):
+    return name[: -len("/manual_time")] if name.endswith("/manual_time") else name
+
+
+def seconds(run):
+    scale = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[run.get("time_unit", "ns")]
+    return run["real_time"] * scale
+
+
+def pct(x):
+    return "" if x is None else f"{100 * x:5.1f}%"
+
+
+def summarize(data, out=sys.stdout):
+    # Aggregates (mean/median of repetitions) replace the single runs when present: use medians.
+    runs = {}
+    for r in data.get("benchmarks", []):
+        if r.get("run_type") == "aggregate" and r.get("aggregate_name") != "median":
+            continue
+        name = short_name(r.get("run_name", r["name"]))
+        if r.get("run_type") == "aggregate" or name not in runs:
+            runs[name] = r
+
+    def rate(name, key):
+        r = runs.get(name)
+        return None if r is None or r.get("error_occurred") else r.get(key)
+
+    triad_bw = rate(TRIAD, "bytes_per_second")
+    fma = rate(FMA, "flops")
+    sgemm = rate(SGEMM, "flops")
+    balance = fma / triad_bw if fma and triad_bw else None
+
+    ctx = data.get("context", {})
+    print(f"host: {ctx.get('host_name', '?')}, {ctx.get('num_cpus', '?')} cpus, "
+          f"backends {ctx.get('touchstone_backends', '?')}", file=out)
+    print("baselines: triad {} GB/s, fma peak {} GFLOP/s, cblas sgemm m512 {} GFLOP/s, balance {} FLOP/byte".format(
+        f"{triad_bw / 1e9:.1f}" if triad_bw else "n/a", f"{fma / 1e9:.1f}" if fma else "n/a",
+        f"{sgemm / 1e9:.1f}" if sgemm else "n/a", f"{balance:.1f}" if balance else "n/a"), file=out)
+    print(file=out)
+
+    w = max([len(n) for n in runs] + [len("benchmark")])
+    header = f"{'benchmark':<{w}} {'time':>10} {'GB/s':>8} {'GFLOP/s':>9} {'bound':>7} {'of triad':>8} {'of sgemm':>8} {'of peak':>8}"
+    print(header, file=out)
+    print("-" * len(header), file=out)
+    skipped = []
+    for name, r in runs.items():
+        if r.get("error_occurred"):
+            skipped.append((name, r.get("error_message", "")))
+            continue
+        bw = r.get("bytes_per_second") or 0.0
+        fl = r.get("flops") or 0.0
+        t = seconds(r)
+        bound, of_triad, of_sgemm, of_peak = "", None, None, None
+        if not name.startswith("baseline/"):
+            intensity = fl / bw if bw else float("inf")
+            bound = "mem" if balance and intensity < balance else "compute" if balance else "?"
+            of_triad = bw / triad_bw if triad_bw and bw and bound != "compute" else None
+            of_sgemm = fl / sgemm if sgemm and fl and bound != "mem" else None
+            of_peak = fl / fma if fma and fl else None
+        tstr = f"{t * 1e3:.3f} ms" if t >= 1e-3 else f"{t * 1e6:.1f} us"
+        print(f"{name:<{w}} {tstr:>10} {bw / 1e9:>8.2f} {fl / 1e9:>9.2f} {bound:>7} {pct(of_triad):>8} "
+              f"{pct(of_sgemm):>8} {pct(of_peak):>8}", file=out)
+    if skipped:
+        print(f"\nskipped ({len(skipped)}):", file=out)
+        for name, why in skipped:
+            print(f"  {name}: {why}", file=out)
+    return 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bench", help="path to touchstone-bench (default: build*/bench/touchstone-bench)")
+    ap.add_argument("--filter", default="^[a-z_]+/(cpu|opencl|vulkan)/",
+                    help="benchmark regex (default: every op on every optimized backend)")
+    ap.add_argument("--min-time", default="0.1", help="--benchmark_min_time per benchmark (default 0.1 s)")
+    ap.add_argument("--json", help="read this touchstone-bench JSON instead of running it")
+    ap.add_argument("--save", help="also write the run's JSON here")
+    ap.add_argument("extra", nargs="*", help="more touchstone-bench flags, after --")
+    args = ap.parse_args()
+    if args.json:
+        with open(args.json) as f:
+            data = json.load(f)
+    else:
+        data = run_bench(args)
+    return summarize(data)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

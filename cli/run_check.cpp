@@ -1,0 +1,107 @@
+// touchstone gen / run / check: one case file through one backend.
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "conformance/check.h"
+#include "core/backend.h"
+#include "core/case_file.h"
+
+namespace ts::cli {
+
+namespace {
+
+std::string single_case_path(const Args& a, const char* cmd) {
+  check(a.positional().size() == 1, "{} takes exactly one case file", cmd);
+  return a.positional()[0];
+}
+
+Backend& available_backend(const Args& a) {
+  const std::string name = a.require("backend");
+  apply_device_flag(a, name);
+  Backend& b = backend(name);
+  const Availability av = b.availability();
+  check(av.ok, "backend {} is unavailable: {}", name, av.detail);
+  return b;
+}
+
+}  // namespace
+
+int cmd_gen(const std::vector<std::string>& argv) {
+  Args a(argv, {"out", "dtype", "seed"}, {});
+  check(a.positional().size() == 2, "gen takes an op and a case name (touchstone cases lists them)");
+  const Op& op = op_or_throw(a.positional()[0]);
+  const CaseSpec* spec = nullptr;
+  for (const auto* list : {&op.cases(), &op.benches()})
+    for (const auto& c : *list)
+      if (c.name == a.positional()[1]) spec = &c;
+  check(spec != nullptr, "{} has no case '{}' (touchstone cases --op {})", op.name(), a.positional()[1], op.name());
+  DType dt = DType::F32;
+  if (auto d = a.get("dtype")) {
+    auto parsed = dtype_from_name(*d);
+    check(parsed && (*parsed == DType::F32 || *parsed == DType::F16 || *parsed == DType::BF16),
+          "--dtype must be F32, F16 or BF16, not '{}'", *d);
+    dt = *parsed;
+  }
+  uint64_t seed = stable_hash(op.name() + "/" + spec->name + "/" + std::string(dtype_name(dt)));
+  if (auto s = a.get("seed")) {
+    try {
+      size_t used = 0;
+      seed = std::stoull(*s, &used);
+      check(used == s->size(), "--seed '{}' is not an integer", *s);
+    } catch (const std::logic_error&) {
+      fail("--seed '{}' is not an integer", *s);
+    }
+  }
+  const std::string out = a.require("out");
+  const Case c = generate_case(op, spec->params, dt, seed);
+  write_safetensors(out, case_to_file(op, c.params, c.tensors, c.expected, c.seed));
+  std::cout << fmt::format("wrote {} ({} {} {}, seed {})\n", out, op.name(), spec->name, dtype_name(dt), seed);
+  return 0;
+}
+
+int cmd_run(const std::vector<std::string>& argv) {
+  Args a(argv, {"backend", "out", "device"}, {});
+  const std::string path = single_case_path(a, "run");
+  const std::string out = a.require("out");
+  Backend& b = available_backend(a);
+  const Case c = load_case(path);
+  TensorMap io = working_set(c);
+  run_case(b, *c.op, c.params, io);
+  SafetensorsFile f;
+  f.metadata = c.op->to_map(c.params);
+  f.metadata["op"] = c.op->name();
+  f.metadata["backend"] = b.name();
+  for (const auto& name : c.op->output_names(c.params)) f.tensors.emplace(name, io.at(name));
+  write_safetensors(out, f);
+  std::cout << fmt::format("{} on {}: wrote {}\n", c.op->name(), b.name(), out);
+  return 0;
+}
+
+int cmd_check(const std::vector<std::string>& argv) {
+  Args a(argv, {"backend", "device"}, {});
+  const std::string path = single_case_path(a, "check");
+  Backend& b = available_backend(a);
+  Case c = load_case(path);
+  const char* against = "the file's expected.* tensors";
+  if (c.expected.empty()) {
+    // A user's own case (tensors dumped from a model): the reference computes what to expect.
+    TensorMap ref = working_set(c);
+    run_case(backend("reference"), *c.op, c.params, ref);
+    for (const auto& name : c.op->output_names(c.params)) c.expected.emplace(name, std::move(ref.at(name)));
+    against = "the reference (the file has no expected.* tensors)";
+  }
+  const Support s = b.supports(*c.op, c.dtype);
+  check(s.ok, "{} does not support {} ({}): {}", b.name(), c.op->name(), dtype_name(c.dtype), s.reason);
+  const Verdict v = check_case(b, c, false);
+  const Tolerance tol = c.op->tolerance(c.params, c.dtype);
+  std::cout << fmt::format("{} {} on {} against {}\n  params: {}\n  tolerance: atol={:.3g} rtol={:.3g} ({})\n{}",
+                           c.op->name(), dtype_name(c.dtype), b.name(), against, params_str(c.metadata), tol.atol,
+                           tol.rtol, tol.why, v.describe());
+  std::cout << (v.pass ? "PASS\n" : "FAIL\n");
+  return v.pass ? 0 : 1;
+}
+
+}  // namespace ts::cli

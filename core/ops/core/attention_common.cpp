@@ -1,0 +1,56 @@
+#include "core/ops/core/attention_common.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ts::attn {
+
+KeyRange visible(int64_t pos, int64_t kv_len, bool causal, int64_t sliding_window) {
+  KeyRange r{0, kv_len};
+  if (causal) r.end = std::min(r.end, pos + 1);
+  if (sliding_window > 0) r.begin = std::max<int64_t>(0, pos + 1 - sliding_window);
+  return r;
+}
+
+double visible_pairs(int64_t q_len, int64_t pos_offset, int64_t kv_len, bool causal, int64_t sliding_window) {
+  double n = 0;
+  for (int64_t i = 0; i < q_len; ++i) n += static_cast<double>(visible(pos_offset + i, kv_len, causal, sliding_window).size());
+  return n;
+}
+
+void check_gqa(int64_t num_heads, int64_t num_kv_heads, const char* heads_name, const char* kv_heads_name) {
+  describe::positive(num_heads, heads_name);
+  describe::positive(num_kv_heads, kv_heads_name);
+  check(num_heads % num_kv_heads == 0, "GQA: {} = {} is not a multiple of {} = {}", heads_name, num_heads,
+        kv_heads_name, num_kv_heads);
+}
+
+void normal_rows_then_nan(Tensor& x, Rng& r, int64_t groups, int64_t rows, int64_t valid_rows, int64_t width) {
+  for (int64_t g = 0; g < groups; ++g) {
+    const int64_t base = g * rows * width;
+    for (int64_t i = 0; i < valid_rows * width; ++i) x.set(base + i, r.normal());
+    describe::poison_nan(x, base + valid_rows * width, base + rows * width);
+  }
+}
+
+// Scores: an F32 dot of n = dot_len products |q_d k_d| <= 16 (4 sigma each) is off by at most
+// 8 sqrt(n) u32 * sqrt(n) 16 (core/tolerance.h), times |scale|; the scale product and the max
+// subtraction add 2 u32 |s| with |s| <= |scale| sqrt(n) 16. Shifting every logit by at most ds moves
+// each p_j by a factor within exp(+-2 ds), so the output (a convex combination of v rows, |v| <= 4)
+// moves by expm1(2 ds) * 4. exp and the normalisation add 4 u32 relative to each p_j; the p.v sum
+// (and the online-softmax rescalings) over max_keys terms whose sizes sum to <= 4 adds 8 sqrt(keys) u32 * 4.
+// p stays in F32 until the end (core/tolerance.h's model); the output is rounded once (rtol).
+Tolerance softmax_tolerance(DType dt, int64_t dot_len, double scale, int64_t max_keys) {
+  const double u32 = 0x1p-24, vmax = 4.0;
+  const double n = static_cast<double>(std::max<int64_t>(dot_len, 1));
+  const double keys = static_cast<double>(std::max<int64_t>(max_keys, 1));
+  const double logit_max = std::fabs(scale) * std::sqrt(n) * 16.0;
+  const double ds = logit_max * (8 * std::sqrt(n) + 2) * u32;
+  const double atol = vmax * (std::expm1(2 * ds) + (8 * std::sqrt(keys) + 4) * u32);
+  return {atol, 2 * unit_roundoff(dt) + 4 * u32,
+          fmt::format("softmax attention: logits <= {:.3g} off by <= {:.3g} (dot of {} in F32), {} keys, |v| <= 4: "
+                      "4 (expm1(2 ds) + (8 sqrt(keys) + 4) u32) abs + 2 u_{} rel",
+                      logit_max, ds, dot_len, max_keys, dtype_name(dt))};
+}
+
+}  // namespace ts::attn

@@ -1,0 +1,32 @@
+#pragma once
+// What the softmax-attention ops (flash_attention, mla_attention, flash_attention_batched_per_cache)
+// share: the visibility rule, the GQA check, kv generation with poisoned rows, and the tolerance.
+#include <cstdint>
+
+#include "core/ops/describe.h"
+
+namespace ts::attn {
+
+// Kv positions [begin, end) that a query at absolute position `pos` sees (OPS.md, Conventions):
+// causal j <= pos; sliding_window w > 0 also j >= pos + 1 - w; always j < kv_len.
+struct KeyRange {
+  int64_t begin = 0, end = 0;
+  int64_t size() const { return end > begin ? end - begin : 0; }
+};
+KeyRange visible(int64_t pos, int64_t kv_len, bool causal, int64_t sliding_window);
+
+// Visible (query, key) pairs of a chunk of q_len queries at pos_offset: the cost models' work count.
+double visible_pairs(int64_t q_len, int64_t pos_offset, int64_t kv_len, bool causal, int64_t sliding_window);
+
+// Query head h reads kv head h / (num_heads / num_kv_heads).
+void check_gqa(int64_t num_heads, int64_t num_kv_heads, const char* heads_name, const char* kv_heads_name);
+
+// Fills `x`, viewed as [groups, rows, width], with N(0,1) in rows below `valid_rows` and NaN after
+// (cache rows a kernel must never read).
+void normal_rows_then_nan(Tensor& x, Rng& r, int64_t groups, int64_t rows, int64_t valid_rows, int64_t width);
+
+// Softmax attention over at most `max_keys` keys of N(0,1) values, scores scale * (dot of `dot_len`
+// N(0,1) products); the derivation is in the .cpp.
+Tolerance softmax_tolerance(DType dt, int64_t dot_len, double scale, int64_t max_keys);
+
+}  // namespace ts::attn

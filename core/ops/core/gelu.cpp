@@ -1,0 +1,50 @@
+// gelu: out = 0.5 * x * (1 + erf(x / sqrt(2))), the erf form (PyTorch's default), elementwise.
+#include "core/ops/core_params.h"
+#include "core/ops/describe.h"
+#include "reference/reference.h"
+
+namespace ts {
+using namespace describe;
+
+namespace {
+GeluParams len(int64_t n) { return {n}; }
+}  // namespace
+
+const Op& op_gelu() {
+  static const TypedOp<GeluParams> op({
+      .name = "gelu",
+      .family = "core",
+      .summary = "out = 0.5 * x * (1 + erf(x / sqrt(2)))",
+      .tensors = [](const GeluParams& p) { return std::vector{in("x", {p.len}), out("out", {p.len})}; },
+      .validate_params = [](const GeluParams& p) { positive(p.len, "len"); },
+      .generate = [](const GeluParams&, TensorMap& t, Rng& r) { normal(t["x"], r); },
+      .reference = ref::gelu,
+      .tolerance = [](const GeluParams&, DType dt) {
+        // ops 20: erf at OpenCL's bound (16 ulp), x / sqrt(2), 1 +, * x. For x << 0, 1 + erf cancels and
+        // erf's error (16 u32 of |erf| <= 1) turns absolute, times |x| / 2 <= 3: past |x| = 6 an F32 erf
+        // is -1 and both sides are within 1e-8 of 0. Plus one F16 subnormal step.
+        Tolerance t = tol::elementwise(dt, 20);
+        t.atol = 3.0 * 16.0 * 0x1p-24 + tol::subnormal_step(dt);
+        t.why += "; 1+erf cancels for x<0: 3*16 u32 abs";
+        return t;
+      },
+      // FLOPs: the formula's 4 ops with erf counted as one.
+      .cost = [](const GeluParams& p, DType dt) { return Cost{4.0 * p.len, bytes(dt, 2.0 * p.len)}; },
+      .cases = {
+          {"len1", Tier::Smoke, len(1)},
+          {"len7", Tier::Smoke, len(7)},
+          {"len17", Tier::Ci, len(17)},
+          {"len33", Tier::Ci, len(33)},
+          {"len257", Tier::Ci, len(257)},
+          {"len1000", Tier::Ci, len(1000)},
+          {"len4097", Tier::Ci, len(4097)},
+          {"bert_base_t4_ff3072", Tier::Full, len(4 * 3072)},
+      },
+      .benches = {
+          {"t2048_ff4096", Tier::Full, len(2048 * 4096)},  // 64 MB per call in F32
+      },
+  });
+  return op;
+}
+
+}  // namespace ts

@@ -1,0 +1,151 @@
+// Elementwise ops: gelu, add_inplace, scaled_add_inplace, add_bias, fused_silu_mul_split(_strided).
+// Each element is widened to F32, computed, and rounded once to the tensor's dtype.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "cpu/elementwise.cpp"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+
+#include "cpu/common.h"
+#include "cpu/simd-inl.h"
+#include "hwy/contrib/math/math-inl.h"
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace ts::cpu::HWY_NAMESPACE {
+
+// y = a + scale * b over n elements (y may alias a).
+template <class T> void ScaledAdd(const T* a, const T* HWY_RESTRICT b, float scale, T* y, int64_t n) {
+  const DF d;
+  const int64_t N = hn::Lanes(d);
+  const VF vs = hn::Set(d, scale);
+  int64_t i = 0;
+  if (scale == 1.0f) {  // exactly a + b: no multiply to round
+    for (; i + N <= n; i += N) StoreF(d, hn::Add(LoadF(d, a + i), LoadF(d, b + i)), y + i);
+    for (; i < n; ++i) y[i] = from_f<T>(to_f(a[i]) + to_f(b[i]));
+    return;
+  }
+  for (; i + N <= n; i += N) StoreF(d, hn::MulAdd(vs, LoadF(d, b + i), LoadF(d, a + i)), y + i);
+  for (; i < n; ++i) y[i] = from_f<T>(to_f(a[i]) + scale * to_f(b[i]));
+}
+
+// out = silu(gate) * up, silu(g) = g / (1 + exp(-g)).
+template <class T> void SiluMul(const T* HWY_RESTRICT gate, const T* HWY_RESTRICT up, T* HWY_RESTRICT out, int64_t n) {
+  const DF d;
+  const int64_t N = hn::Lanes(d);
+  const VF one = hn::Set(d, 1.0f);
+  int64_t i = 0;
+  for (; i + N <= n; i += N) {
+    const VF g = LoadF(d, gate + i);
+    const VF e = hn::Exp(d, hn::Neg(g));
+    StoreF(d, hn::Mul(hn::Div(g, hn::Add(one, e)), LoadF(d, up + i)), out + i);
+  }
+  for (; i < n; ++i) {
+    const float g = to_f(gate[i]);
+    out[i] = from_f<T>(g / (1.0f + std::exp(-g)) * to_f(up[i]));
+  }
+}
+
+void AddScaled(DType dt, const void* a, const void* b, float scale, void* y, int64_t n) {
+  visit_float(dt, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    ScaledAdd(static_cast<const T*>(a), static_cast<const T*>(b), scale, static_cast<T*>(y), n);
+  });
+}
+
+// Rows of gate_up [.., 2*im] (gate first) into rows of out [.., im].
+void SiluMulRows(DType dt, const void* gate_up, void* out, int64_t im, int64_t rows) {
+  visit_float(dt, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    for (int64_t r = 0; r < rows; ++r) {
+      const T* g = static_cast<const T*>(gate_up) + r * 2 * im;
+      SiluMul(g, g + im, static_cast<T*>(out) + r * im, im);
+    }
+  });
+}
+
+// GELU (erf form) as 0.5 x erfc(-x / sqrt 2): no cancellation in 1 + erf for negative x.
+void Gelu(DType dt, const void* x, void* out, int64_t n) {
+  visit_float(dt, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* xt = static_cast<const T*>(x);
+    T* o = static_cast<T*>(out);
+    for (int64_t i = 0; i < n; ++i) {
+      const float v = to_f(xt[i]);
+      o[i] = from_f<T>(0.5f * v * std::erfc(-v * 0.70710678118654752f));
+    }
+  });
+}
+
+}  // namespace ts::cpu::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+#include <algorithm>
+
+#include "core/ops/core_params.h"
+#include "cpu/kernels.h"
+#include "cpu/thread_pool.h"
+
+namespace ts::cpu {
+HWY_EXPORT(AddScaled);
+HWY_EXPORT(SiluMulRows);
+HWY_EXPORT(Gelu);
+
+namespace {
+constexpr int64_t kGrain = 1 << 15;  // elements below which threads cost more than they save
+
+// dst[i] += scale * src[i] over [0, len), in parallel.
+void add_scaled(Tensor& dst, int64_t dst_off, const Tensor& src, int64_t src_off, float scale, int64_t len) {
+  const size_t es = dtype_size(dst.dtype());
+  parallel_for(len, kGrain, [&](int64_t lo, int64_t hi) {
+    std::byte* y = dst.data() + (dst_off + lo) * es;
+    HWY_DYNAMIC_DISPATCH(AddScaled)(dst.dtype(), y, src.data() + (src_off + lo) * es, scale, y, hi - lo);
+  });
+}
+
+void silu_mul_rows(const Tensor& gate_up, int64_t in_row, Tensor& out, int64_t out_row, int64_t rows, int64_t im) {
+  const size_t es = dtype_size(out.dtype());
+  parallel_for(rows, std::max<int64_t>(1, kGrain / (2 * im)), [&](int64_t r0, int64_t r1) {
+    HWY_DYNAMIC_DISPATCH(SiluMulRows)(out.dtype(), gate_up.data() + (in_row + r0) * 2 * im * es,
+                                      out.data() + (out_row + r0) * im * es, im, r1 - r0);
+  });
+}
+}  // namespace
+
+void add_elementwise(KernelTable& k) {
+  k.add<GeluParams>("gelu", [](const GeluParams& p, TensorMap& t) {
+    const Tensor& x = tensor(t, "x");
+    Tensor& out = tensor(t, "out");
+    const size_t es = dtype_size(x.dtype());
+    parallel_for(p.len, kGrain / 8, [&](int64_t lo, int64_t hi) {
+      HWY_DYNAMIC_DISPATCH(Gelu)(x.dtype(), x.data() + lo * es, out.data() + lo * es, hi - lo);
+    });
+  });
+  k.add<AddInplaceParams>("add_inplace", [](const AddInplaceParams& p, TensorMap& t) {
+    add_scaled(tensor(t, "residual"), 0, tensor(t, "x"), 0, 1.0f, p.len);
+  });
+  k.add<ScaledAddInplaceParams>("scaled_add_inplace", [](const ScaledAddInplaceParams& p, TensorMap& t) {
+    add_scaled(tensor(t, "dst"), 0, tensor(t, "src"), 0, p.scale, p.len);
+  });
+  k.add<AddBiasParams>("add_bias", [](const AddBiasParams& p, TensorMap& t) {
+    Tensor& data = tensor(t, "data");
+    const Tensor& bias = tensor(t, "bias");
+    const size_t es = dtype_size(data.dtype());
+    parallel_for(p.rows, std::max<int64_t>(1, kGrain / p.cols), [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        std::byte* row = data.data() + r * p.cols * es;
+        HWY_DYNAMIC_DISPATCH(AddScaled)(data.dtype(), row, bias.data(), 1.0f, row, p.cols);
+      }
+    });
+  });
+  k.add<FusedSiluMulSplitParams>("fused_silu_mul_split", [](const FusedSiluMulSplitParams& p, TensorMap& t) {
+    silu_mul_rows(tensor(t, "gate_up"), 0, tensor(t, "out"), 0, p.tokens, p.im);
+  });
+  k.add<FusedSiluMulSplitStridedParams>(
+      "fused_silu_mul_split_strided", [](const FusedSiluMulSplitStridedParams& p, TensorMap& t) {
+        silu_mul_rows(tensor(t, "gate_up"), p.in_row_offset, tensor(t, "out"), p.out_row_offset, p.tokens,
+                      p.intermediate);
+      });
+}
+
+}  // namespace ts::cpu
+#endif

@@ -1,0 +1,15 @@
+#pragma once
+// Registration of the cpu kernels, one function per op family (cpu/<family>.cpp).
+#include "core/host_backend.h"
+
+namespace ts::cpu {
+
+void add_gemm(KernelTable& k);
+void add_norms(KernelTable& k);
+void add_elementwise(KernelTable& k);
+void add_layout(KernelTable& k);
+void add_rope(KernelTable& k);
+void add_attention(KernelTable& k);
+void add_argmax(KernelTable& k);
+
+}  // namespace ts::cpu

@@ -1,0 +1,110 @@
+// Times the cpu backend on the shapes it is held to, next to the machine's own yardsticks: a STREAM
+// triad (2 threads) for the memory-bound ops and cblas_sgemm for the large GEMM. One run prints all.
+//   touchstone-cpu-perf [--reps N]
+#include <cblas.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/backend.h"
+#include "core/op.h"
+#include "cpu/thread_pool.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// Best-of-N wall time of f (the first call warms caches and page tables).
+template <class F> double best_time(int reps, F&& f) {
+  f();
+  double best = 1e30;
+  for (int i = 0; i < reps; ++i) {
+    const auto t0 = Clock::now();
+    f();
+    best = std::min(best, seconds_since(t0));
+  }
+  return best;
+}
+
+// STREAM triad a = b + s*c over 3 x 64 MiB, split across the cpu backend's pool: bytes 3 per element.
+double triad_gbs(int reps) {
+  const int64_t n = 16 << 20;
+  std::vector<float> a(n), b(n, 1.0f), c(n, 2.0f);
+  const double t = best_time(reps, [&] {
+    ts::cpu::parallel_for(n, 1 << 16, [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) a[i] = b[i] + 3.0f * c[i];
+    });
+  });
+  return 3.0 * 4.0 * n / t / 1e9;
+}
+
+struct Timed {
+  double seconds = 0;
+  ts::Cost cost;
+};
+
+// Times one op of the catalog on the cpu backend; nullopt-style flag when the op is not described yet.
+bool time_op(const std::string& name, const ts::ParamMap& params, int reps, Timed& out) {
+  const ts::Op* op = ts::find_op(name);
+  if (!op) return false;
+  const ts::Params p = op->parse(params);
+  ts::TensorMap io = op->make_case(p, ts::DType::F32, 1);
+  op->validate(p, io);
+  auto launch = ts::backend("cpu").prepare(*op, p, io);
+  out.seconds = best_time(reps, [&] { launch->execute(); });
+  out.cost = op->cost(p, ts::DType::F32);
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int reps = 10;
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::string(argv[i]) == "--reps") reps = std::max(1, std::atoi(argv[i + 1]));
+  std::printf("threads: %d\n", ts::cpu::ThreadPool::instance().size());
+  const double triad = triad_gbs(reps);
+  std::printf("STREAM triad: %.1f GB/s\n", triad);
+
+  Timed t;
+  if (time_op("gemm", {{"m", "1"}, {"n", "4096"}, {"k", "4096"}}, reps, t)) {
+    const double gbs = 4096.0 * 4096 * 4 / t.seconds / 1e9;
+    std::printf("gemm m1 n4096 k4096 F32: %.3f ms, %.1f GB/s over the weight = %.0f%% of triad (goal 80%%)\n",
+                t.seconds * 1e3, gbs, 100 * gbs / triad);
+  }
+  {
+    const int m = 512, n = 4096, k = 4096;
+    std::vector<float> a(size_t(m) * k, 0.5f), b(size_t(n) * k, 0.25f), c(size_t(m) * n);
+    const double tb = best_time(reps, [&] {
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.f, a.data(), k, b.data(), k, 0.f, c.data(), n);
+    });
+    const double blas = 2.0 * m * n * k / tb / 1e9;
+    std::printf("cblas_sgemm m512 n4096 k4096: %.1f GFLOP/s\n", blas);
+    if (time_op("gemm", {{"m", "512"}, {"n", "4096"}, {"k", "4096"}}, reps, t)) {
+      const double g = t.cost.flops / t.seconds / 1e9;
+      std::printf("gemm m512 n4096 k4096 F32: %.1f GFLOP/s = %.0f%% of cblas_sgemm (goal 90%%)\n", g, 100 * g / blas);
+    }
+  }
+  if (time_op("rms_norm", {{"tokens", "512"}, {"dim", "4096"}, {"eps", "1e-6"}}, reps, t)) {
+    const double gbs = t.cost.bytes / t.seconds / 1e9;
+    std::printf("rms_norm t512 d4096 F32: %.3f ms, %.1f GB/s = %.0f%% of triad (goal 70%%)\n", t.seconds * 1e3,
+                gbs, 100 * gbs / triad);
+  }
+  if (time_op("flash_attention",
+              {{"batch", "1"}, {"q_len", "1"}, {"kv_len", "4096"}, {"pos_offset", "4095"}, {"num_heads", "32"},
+               {"num_kv_heads", "8"}, {"head_dim", "128"}, {"causal", "true"}, {"scale", "0.08838834764"},
+               {"kv_seq_stride", "0"}, {"sliding_window", "0"}},
+              reps, t)) {
+    const double kv_bytes = 2.0 * 8 * 4096 * 128 * 4;
+    const double gbs = kv_bytes / t.seconds / 1e9;
+    std::printf("flash_attention decode kv4096 32/8 heads hd128 F32: %.3f ms, %.1f GB/s over K+V = %.0f%% of "
+                "triad (goal 50%%)\n", t.seconds * 1e3, gbs, 100 * gbs / triad);
+  }
+  return 0;
+}

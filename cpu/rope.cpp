@@ -1,0 +1,136 @@
+// qk_norm_rope and its batched / split-qkv / into-cache variants. All are one transform applied to
+// head rows (optional per-head RMS norm, then rotate-half RoPE at the row's position), differing only
+// in where each row comes from and lands. Rows are widened to F32, transformed, rounded once.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "core/ops/core_params.h"
+#include "cpu/common.h"
+#include "cpu/convert.h"
+#include "cpu/kernels.h"
+#include "cpu/thread_pool.h"
+
+namespace ts::cpu {
+
+namespace {
+
+// The shared inputs of one call: dtype, head size, the RoPE tables and the norm weights (F32).
+struct HeadTransform {
+  DType dt;
+  int64_t head_dim, half;  // half = rotary_dim / 2
+  float eps;
+  const Tensor* cos;
+  const Tensor* sin;
+
+  // mode 0: copy; 1: RMS norm with w32, then RoPE at pos; 2: RoPE at pos.
+  void apply(const std::byte* in, std::byte* out, int mode, const float* w32, int64_t pos) const {
+    const size_t es = dtype_size(dt);
+    if (mode == 0) return void(std::memcpy(out, in, head_dim * es));
+    float x[512], c[256], s[256];  // head_dim <= 512 is checked when the call starts
+    to_f32(dt, in, x, head_dim);
+    if (mode == 1) {
+      float ss = 0;
+      for (int64_t i = 0; i < head_dim; ++i) ss += x[i] * x[i];
+      const float inv = 1.0f / std::sqrt(ss / static_cast<float>(head_dim) + eps);
+      for (int64_t i = 0; i < head_dim; ++i) x[i] = x[i] * inv * w32[i];
+    }
+    to_f32(dt, cos->data() + pos * half * es, c, half);
+    to_f32(dt, sin->data() + pos * half * es, s, half);
+    for (int64_t i = 0; i < half; ++i) {
+      const float a = x[i], b = x[i + half];
+      x[i] = a * c[i] - b * s[i];
+      x[i + half] = b * c[i] + a * s[i];
+    }
+    from_f32(dt, x, out, head_dim);
+  }
+};
+
+HeadTransform make_transform(TensorMap& t, int64_t head_dim, int64_t rotary_dim, float eps) {
+  check(head_dim <= 512, "cpu backend: head_dim {} above the supported 512", head_dim);
+  const Tensor& cos = tensor(t, "cos");
+  const int64_t rot = rotary_dim ? rotary_dim : head_dim;
+  return {cos.dtype(), head_dim, rot / 2, eps, &cos, &tensor(t, "sin")};
+}
+
+std::vector<float> weights32(TensorMap& t, const char* name, int64_t n) {
+  std::vector<float> w(static_cast<size_t>(n));
+  const Tensor& src = tensor(t, name);
+  to_f32(src.dtype(), src.data(), w.data(), n);
+  return w;
+}
+
+// Runs job(r) for r in [0, rows) in parallel; a job transforms one head row.
+template <class Job> void for_rows(int64_t rows, int64_t head_dim, Job job) {
+  parallel_for(rows, std::max<int64_t>(1, 8192 / head_dim), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) job(r);
+  });
+}
+
+// Where split_qkv_norm_rope(_into_cache) puts the k and v rows of token tok, kv head h.
+struct KvDest {
+  Tensor* k;
+  Tensor* v;
+  int64_t rows_per_head, first_row;  // [kvh, rows_per_head, hd]; token tok lands at first_row + tok
+};
+
+void split_qkv_norm_rope(const SplitQkvNormRopeParams& p, TensorMap& t, Tensor& q_out, const KvDest& kv) {
+  const HeadTransform ht = make_transform(t, p.head_dim, p.rotary_dim, p.eps);
+  const size_t rb = p.head_dim * dtype_size(ht.dt);
+  const std::vector<float> qw = weights32(t, "q_norm_w", p.head_dim), kw = weights32(t, "k_norm_w", p.head_dim);
+  const Tensor& qkv = tensor(t, "qkv");
+  const int64_t per_token = p.q_heads + 2 * p.kv_heads;  // head rows per token in qkv
+  const int mode = static_cast<int>(p.qk_mode);
+  for_rows(p.tokens * per_token, p.head_dim, [&](int64_t r) {
+    const int64_t tok = r / per_token, h = r % per_token;
+    const std::byte* in = qkv.data() + r * rb;
+    const int64_t pos = p.pos_offset + tok;
+    if (h < p.q_heads) return ht.apply(in, q_out.data() + (h * p.tokens + tok) * rb, mode, qw.data(), pos);
+    const bool is_k = h < p.q_heads + p.kv_heads;
+    const int64_t kh = is_k ? h - p.q_heads : h - p.q_heads - p.kv_heads;
+    std::byte* out = (is_k ? kv.k : kv.v)->data() + (kh * kv.rows_per_head + kv.first_row + tok) * rb;
+    ht.apply(in, out, is_k ? mode : 0, kw.data(), pos);
+  });
+}
+
+}  // namespace
+
+void add_rope(KernelTable& k) {
+  k.add<QkNormRopeParams>("qk_norm_rope", [](const QkNormRopeParams& p, TensorMap& t) {
+    const HeadTransform ht = make_transform(t, p.head_dim, p.rotary_dim, p.eps);
+    const std::vector<float> w = weights32(t, "norm_w", p.head_dim);
+    const Tensor& in = tensor(t, "input");
+    Tensor& out = tensor(t, "output");
+    const size_t rb = p.head_dim * dtype_size(ht.dt);
+    for_rows(p.tokens * p.heads, p.head_dim, [&](int64_t r) {
+      const int64_t tok = r / p.heads, h = r % p.heads;  // input is token-major, output head-major
+      ht.apply(in.data() + r * rb, out.data() + (h * p.tokens + tok) * rb, static_cast<int>(p.mode), w.data(),
+               p.pos_offset + tok);
+    });
+  });
+  k.add<QkNormRopeBatchedPerItemParams>("qk_norm_rope_batched_per_item", [](const QkNormRopeBatchedPerItemParams& p,
+                                                                            TensorMap& t) {
+    const HeadTransform ht = make_transform(t, p.head_dim, p.rotary_dim, p.eps);
+    const std::vector<float> w = weights32(t, "norm_w", p.head_dim);
+    const Tensor& in = tensor(t, "input");
+    Tensor& out = tensor(t, "output");
+    const Tensor& positions = tensor(t, "positions");
+    check(positions.dtype() == DType::U32, "cpu backend: positions must be U32");
+    const uint32_t* pos = positions.as<uint32_t>();
+    const size_t rb = p.head_dim * dtype_size(ht.dt);
+    for_rows(p.m * p.heads, p.head_dim, [&](int64_t r) {
+      ht.apply(in.data() + r * rb, out.data() + r * rb, static_cast<int>(p.mode), w.data(), pos[r / p.heads]);
+    });
+  });
+  k.add<SplitQkvNormRopeParams>("split_qkv_norm_rope", [](const SplitQkvNormRopeParams& p, TensorMap& t) {
+    split_qkv_norm_rope(p, t, tensor(t, "q_out"), {&tensor(t, "k_out"), &tensor(t, "v_out"), p.tokens, 0});
+  });
+  k.add<SplitQkvNormRopeIntoCacheParams>(
+      "split_qkv_norm_rope_into_cache", [](const SplitQkvNormRopeIntoCacheParams& p, TensorMap& t) {
+        split_qkv_norm_rope(p, t, tensor(t, "q_out"),
+                            {&tensor(t, "cache_k"), &tensor(t, "cache_v"), p.cache_capacity, p.cache_len});
+      });
+}
+
+}  // namespace ts::cpu

@@ -1,0 +1,91 @@
+#include "cpu/thread_pool.h"
+
+#include <algorithm>
+
+namespace ts::cpu {
+
+namespace {
+thread_local bool t_in_pool = false;  // set inside tasks: nested calls run serially
+
+// Spins briefly before sleeping: back-to-back kernels then skip the futex wake-up latency.
+template <class Pred> void spin_then_wait(std::atomic<uint32_t>& a, uint32_t old, Pred done) {
+  for (int i = 0; i < 4000; ++i) {
+    if (done()) return;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+  while (!done()) a.wait(old, std::memory_order_acquire);
+}
+}  // namespace
+
+ThreadPool& ThreadPool::instance() {
+  static ThreadPool pool(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  return pool;
+}
+
+ThreadPool::ThreadPool(int threads) {
+  for (int i = 1; i < threads; ++i) workers_.emplace_back([this, i] { worker(i); });
+}
+
+ThreadPool::~ThreadPool() {
+  stop_.store(true);
+  generation_.fetch_add(1, std::memory_order_release);
+  generation_.notify_all();
+  for (auto& w : workers_) w.join();
+}
+
+void ThreadPool::run_share(int id) {
+  const int64_t step = size();
+  for (int64_t t = id; t < n_; t += step) (*fn_)(t);
+}
+
+void ThreadPool::worker(int id) {
+  t_in_pool = true;
+  uint32_t seen = 0;
+  for (;;) {
+    spin_then_wait(generation_, seen, [&] { return generation_.load(std::memory_order_acquire) != seen; });
+    seen = generation_.load(std::memory_order_acquire);
+    if (stop_.load()) return;
+    run_share(id);
+    if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      pending_.notify_all();
+    }
+  }
+}
+
+void ThreadPool::run(int64_t n, const std::function<void(int64_t)>& fn) {
+  if (n <= 0) return;
+  std::unique_lock lock(busy_, std::try_to_lock);
+  if (t_in_pool || !lock.owns_lock() || workers_.empty() || n == 1) {
+    for (int64_t t = 0; t < n; ++t) fn(t);
+    return;
+  }
+  n_ = n;
+  fn_ = &fn;
+  pending_.store(static_cast<int>(workers_.size()), std::memory_order_relaxed);
+  generation_.fetch_add(1, std::memory_order_release);
+  generation_.notify_all();
+  t_in_pool = true;
+  run_share(0);
+  t_in_pool = false;
+  for (int i = 0; i < 100000 && pending_.load(std::memory_order_acquire) != 0; ++i) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+  for (int p; (p = pending_.load(std::memory_order_acquire)) != 0;) pending_.wait(p, std::memory_order_acquire);
+  fn_ = nullptr;
+}
+
+void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
+  if (n <= 0) return;
+  ThreadPool& pool = ThreadPool::instance();
+  const int64_t chunks = std::clamp<int64_t>(n / std::max<int64_t>(grain, 1), 1, pool.size());
+  if (chunks == 1) return fn(0, n);
+  pool.run(chunks, [&](int64_t c) { fn(n * c / chunks, n * (c + 1) / chunks); });
+}
+
+void parallel_tasks(int64_t n, const std::function<void(int64_t)>& fn) { ThreadPool::instance().run(n, fn); }
+
+}  // namespace ts::cpu

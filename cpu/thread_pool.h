@@ -1,0 +1,48 @@
+#pragma once
+// A persistent pool of worker threads (created once per process, never per call). Work is split by a
+// fixed rule that does not depend on timing, so a kernel whose tasks each write their own outputs
+// gives bit-identical results run after run.
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace ts::cpu {
+
+class ThreadPool {
+ public:
+  static ThreadPool& instance();  // one thread per hardware thread, the caller included
+  explicit ThreadPool(int threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int size() const { return static_cast<int>(workers_.size()) + 1; }
+  // Runs fn(task) for every task in [0, n): task t on thread t % size(). Returns when all are done.
+  // A call from inside a task (or while another caller holds the pool) runs serially on the caller.
+  void run(int64_t n, const std::function<void(int64_t)>& fn);
+
+ private:
+  void worker(int id);
+  void run_share(int id);
+
+  std::vector<std::thread> workers_;
+  std::mutex busy_;                      // one caller at a time
+  std::atomic<uint32_t> generation_{0};  // bumped per job: wakes the workers
+  std::atomic<int> pending_{0};          // workers still running the current job
+  std::atomic<bool> stop_{false};
+  int64_t n_ = 0;
+  const std::function<void(int64_t)>* fn_ = nullptr;
+};
+
+// Splits [0, n) into at most size() contiguous chunks, at least `grain` items each, and runs
+// fn(begin, end) on each in parallel. Small ranges run on the caller alone.
+void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
+
+// Runs fn(i) for i in [0, n) in parallel, task i on thread i % size() (interleaved: evens out tasks
+// of unequal cost, such as causal attention blocks).
+void parallel_tasks(int64_t n, const std::function<void(int64_t)>& fn);
+
+}  // namespace ts::cpu

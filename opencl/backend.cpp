@@ -1,0 +1,138 @@
+// The OpenCL backend: device setup on first use, per-op planners, and the Launch that replays them.
+#include "backend.h"
+
+#include <optional>
+
+#include "plan.h"
+
+namespace ts {
+namespace ocl {
+namespace {
+
+class ClLaunch final : public Launch {
+ public:
+  ClLaunch(Runtime& rt, TensorMap& io, std::vector<std::string> outputs)
+      : rt_(rt), io_(io), outputs_(std::move(outputs)) {}
+
+  std::map<std::string, DeviceTensor>& buffers() { return bufs_; }
+  void set_dispatches(std::vector<Dispatch> d) { dispatches_ = std::move(d); }
+
+  // One device buffer per tensor, the whole storage uploaded; the kernels see the data sub-buffer.
+  void upload() {
+    for (auto& [name, t] : io_) {
+      cl_int rc = CL_SUCCESS;
+      DeviceTensor d;
+      d.storage = Mem(clCreateBuffer(rt_.context(), CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, t.storage_bytes(),
+                                     t.storage(), &rc));
+      CL_CHECK(rc);
+      // The sub-buffer runs to the end of the storage, so a write past the data lands in the guard.
+      cl_buffer_region region{kGuardBytes, t.storage_bytes() - kGuardBytes};
+      d.data = Mem(clCreateSubBuffer(d.storage.get(), CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region, &rc));
+      CL_CHECK(rc);
+      bufs_.emplace(name, std::move(d));
+    }
+  }
+
+  void execute() override {
+    std::vector<Event> events(dispatches_.size());
+    for (size_t i = 0; i < dispatches_.size(); ++i) {
+      const Dispatch& d = dispatches_[i];
+      cl_event e = nullptr;
+      CL_CHECK(clEnqueueNDRangeKernel(rt_.queue(), d.kernel.get(), d.dims, nullptr, d.global, d.local, 0, nullptr, &e));
+      events[i] = Event(e);
+    }
+    CL_CHECK(clFinish(rt_.queue()));
+    double ns = 0;
+    for (const Event& e : events) {
+      cl_ulong start = 0, end = 0;
+      CL_CHECK(clGetEventProfilingInfo(e.get(), CL_PROFILING_COMMAND_START, sizeof start, &start, nullptr));
+      CL_CHECK(clGetEventProfilingInfo(e.get(), CL_PROFILING_COMMAND_END, sizeof end, &end, nullptr));
+      ns += static_cast<double>(end - start);
+    }
+    seconds_ = ns * 1e-9;
+  }
+
+  double last_seconds() const override { return seconds_; }
+
+  void finish() override {
+    for (const std::string& name : outputs_) {
+      Tensor& t = io_.at(name);
+      CL_CHECK(clEnqueueReadBuffer(rt_.queue(), bufs_.at(name).storage.get(), CL_TRUE, 0, t.storage_bytes(),
+                                   t.storage(), 0, nullptr, nullptr));
+    }
+  }
+
+ private:
+  Runtime& rt_;
+  TensorMap& io_;
+  std::vector<std::string> outputs_;
+  std::map<std::string, DeviceTensor> bufs_;
+  std::vector<Dispatch> dispatches_;
+  double seconds_ = 0;
+};
+
+class OpenclBackendImpl final : public Backend {
+ public:
+  OpenclBackendImpl() {
+    add_linear_ops(plans_);
+    add_norm_ops(plans_);
+    add_elementwise_ops(plans_);
+    add_layout_ops(plans_);
+    add_rope_ops(plans_);
+    add_attention_ops(plans_);
+    add_argmax_ops(plans_);
+  }
+
+  std::string name() const override { return OpenclBackend::kName; }
+
+  Availability availability() override {
+    open();
+    return rt_ ? Availability{true, rt_->device_name()} : Availability{false, why_};
+  }
+
+  Support supports(const Op& op, DType dt) override {
+    if (!plans_.count(op.name())) return Support::no("no OpenCL kernel for " + op.name() + " yet");
+    if (dt != DType::F32 && dt != DType::F16 && dt != DType::BF16)
+      return Support::no(fmt::format("dtype {} (the OpenCL kernels take F32, F16, BF16)", dtype_name(dt)));
+    return Support::yes();
+  }
+
+  std::unique_ptr<Launch> prepare(const Op& op, const Params& p, TensorMap& io) override {
+    open();
+    check(rt_ != nullptr, "OpenCL backend unavailable: {}", why_);
+    auto it = plans_.find(op.name());
+    check(it != plans_.end(), "OpenCL backend: no kernel for op '{}'", op.name());
+    const DType dt = case_dtype(op, p, io);
+    check(supports(op, dt).ok, "OpenCL backend: {} does not support dtype {}", op.name(), dtype_name(dt));
+    auto launch = std::make_unique<ClLaunch>(*rt_, io, op.output_names(p));
+    launch->upload();
+    Planner planner(*rt_, p, io, launch->buffers(), dt);
+    it->second(planner);
+    launch->set_dispatches(planner.take());
+    return launch;
+  }
+
+ private:
+  // Opens the device once; a missing driver is remembered as the reason, never thrown past here.
+  void open() {
+    if (tried_) return;
+    tried_ = true;
+    try {
+      rt_ = std::make_unique<Runtime>();
+    } catch (const Error& e) {
+      why_ = e.what();
+    }
+  }
+
+  PlanTable plans_;
+  bool tried_ = false;
+  std::unique_ptr<Runtime> rt_;
+  std::string why_;
+};
+
+}  // namespace
+}  // namespace ocl
+
+std::unique_ptr<Backend> OpenclBackend::create() { return std::make_unique<ocl::OpenclBackendImpl>(); }
+
+}  // namespace ts

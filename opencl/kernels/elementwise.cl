@@ -1,0 +1,37 @@
+// Elementwise ops: one work-item per element (per output element for the gated ones); neighbouring
+// work-items touch neighbouring elements, so every access is coalesced.
+
+inline float silu(float x) { return x / (1.0f + exp(-x)); }
+
+__kernel void gelu(__global const st_t* x, __global st_t* out, int len) {
+  const int i = get_global_id(0);
+  if (i >= len) return;
+  const float v = LD(x, i);
+  ST(out, i, 0.5f * v * (1.0f + erf(v * M_SQRT1_2_F)));
+}
+
+__kernel void add_inplace(__global st_t* residual, __global const st_t* x, int len) {
+  const int i = get_global_id(0);
+  if (i < len) ST(residual, i, LD(residual, i) + LD(x, i));
+}
+
+__kernel void scaled_add_inplace(__global st_t* dst, __global const st_t* src, int len, float scale) {
+  const int i = get_global_id(0);
+  if (i < len) ST(dst, i, fma(scale, LD(src, i), LD(dst, i)));
+}
+
+// 2-D range: dim 0 the column, dim 1 the row.
+__kernel void add_bias(__global st_t* data, __global const st_t* bias, int rows, int cols) {
+  const int c = get_global_id(0), r = get_global_id(1);
+  if (c < cols && r < rows) ST(data, (size_t)r * cols + c, LD(data, (size_t)r * cols + c) + LD(bias, c));
+}
+
+// out[t, i] = silu(gate_up[in_row0 + t, i]) * gate_up[in_row0 + t, im + i], written at row out_row0 + t.
+// The plain op is the strided one with both row offsets 0.
+__kernel void silu_mul_split(__global const st_t* gate_up, __global st_t* out, int tokens, int im, int in_row0,
+                             int out_row0) {
+  const int i = get_global_id(0), t = get_global_id(1);
+  if (i >= im || t >= tokens) return;
+  const size_t in = (size_t)(in_row0 + t) * 2 * im;
+  ST(out, (size_t)(out_row0 + t) * im + i, silu(LD(gate_up, in + i)) * LD(gate_up, in + im + i));
+}

@@ -1,0 +1,88 @@
+// gemm: out[m, n] = sum_k a[m, k] * b[n, k]. Both operands are k-contiguous.
+// A work-group computes a TM x TN tile of out. It stages TK-deep slabs of a (as stored, [TM][TK]) and
+// of b (transposed, [TK][TN]) in local memory, then each work-item accumulates an RM x RN register
+// block as RM x NV vectors of VW floats (RN = NV * VW): an outer product per k of RM broadcast a
+// values and NV vectors of b. Explicit vectors map onto GPU vector loads and onto the SIMD registers
+// of CPU drivers alike.
+//   -DTM -DTN -DTK -DRM -DVW -DNV; -DEVEN when m % TM == n % TN == k % TK == 0 (no bounds checks).
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
+#define vec_t CAT(float, VW)
+#define VLOAD CAT(vload, VW)
+#define VSTORE CAT(vstore, VW)
+#define RN (NV * VW)
+#define WX (TN / RN)
+#define WY (TM / RM)
+#define NT (WX * WY)
+#define APAD 4  // keeps the rows of as off one bank while staying 16-byte aligned
+
+__kernel __attribute__((reqd_work_group_size(WX, WY, 1)))
+void gemm_tiled(__global const st_t* a, __global const st_t* b, __global st_t* out, int m, int n, int k) {
+  __local float as[TM][TK + APAD];
+  __local float bs[TK][TN];
+  const int lx = get_local_id(0), ly = get_local_id(1);
+  const int tid = ly * WX + lx;
+  const int row0 = get_group_id(1) * TM, col0 = get_group_id(0) * TN;
+
+  vec_t acc[RM][NV];
+  for (int i = 0; i < RM; ++i)
+    for (int v = 0; v < NV; ++v) acc[i][v] = (vec_t)(0.0f);
+
+  for (int k0 = 0; k0 < k; k0 += TK) {
+    // Four consecutive k per work-item, consecutive work-items along k: coalesced reads.
+    for (int e = tid; e < TM * TK / 4; e += NT) {
+      const int r = e / (TK / 4), c = (e % (TK / 4)) * 4;
+#ifdef EVEN
+      vstore4(LD4(a, (size_t)(row0 + r) * k + k0 + c), 0, &as[r][c]);
+#else
+      for (int q = 0; q < 4; ++q)
+        as[r][c + q] = (row0 + r < m && k0 + c + q < k) ? LD(a, (size_t)(row0 + r) * k + k0 + c + q) : 0.0f;
+#endif
+    }
+    for (int e = tid; e < TN * TK / 4; e += NT) {
+      const int r = e / (TK / 4), c = (e % (TK / 4)) * 4;
+#ifdef EVEN
+      const float4 x = LD4(b, (size_t)(col0 + r) * k + k0 + c);
+      bs[c][r] = x.s0;
+      bs[c + 1][r] = x.s1;
+      bs[c + 2][r] = x.s2;
+      bs[c + 3][r] = x.s3;
+#else
+      for (int q = 0; q < 4; ++q)
+        bs[c + q][r] = (col0 + r < n && k0 + c + q < k) ? LD(b, (size_t)(col0 + r) * k + k0 + c + q) : 0.0f;
+#endif
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int kk = 0; kk < TK; ++kk) {
+      vec_t bv[NV];
+      for (int v = 0; v < NV; ++v) bv[v] = VLOAD(0, &bs[kk][lx * RN + v * VW]);
+      for (int i = 0; i < RM; ++i) {
+        const vec_t av = (vec_t)(as[ly * RM + i][kk]);
+        for (int v = 0; v < NV; ++v) acc[i][v] = fma(av, bv[v], acc[i][v]);
+      }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+
+  for (int i = 0; i < RM; ++i) {
+    const int row = row0 + ly * RM + i;
+    for (int v = 0; v < NV; ++v) {
+      const int col = col0 + lx * RN + v * VW;
+#ifdef EVEN
+#if defined(DT_F32)
+      VSTORE(acc[i][v], 0, out + (size_t)row * n + col);
+#else
+      float r[VW];
+      VSTORE(acc[i][v], 0, r);
+      for (int q = 0; q < VW; ++q) ST(out, (size_t)row * n + col + q, r[q]);
+#endif
+#else
+      float r[VW];
+      VSTORE(acc[i][v], 0, r);
+      if (row < m)
+        for (int q = 0; q < VW; ++q)
+          if (col + q < n) ST(out, (size_t)row * n + col + q, r[q]);
+#endif
+    }
+  }
+}

@@ -1,0 +1,40 @@
+// The qk-norm / RoPE family: one work-group per (token, head) vector of head_dim elements.
+// The vector is staged in local memory (RoPE pairs element i with i + rotary_dim/2), optionally
+// RMS-normalised over all of head_dim (a work-group reduction), rotated (rotate-half form, tables
+// [max_pos, rotary_dim/2]) and written at any token / head strides: token-major in, head-major or
+// token-major out, into a plain tensor or a cache. mode 0 transpose only, 1 norm then RoPE, 2 RoPE only.
+// Positions: positions[token] when use_positions, else pos_offset + token.
+__kernel void norm_rope(__global const st_t* src, int src_off, int src_tok_stride, int src_head_stride,
+                        __global st_t* dst, int dst_off, int dst_tok_stride, int dst_head_stride,
+                        __global const st_t* norm_w, __global const st_t* cos_t, __global const st_t* sin_t,
+                        __global const uint* positions, int use_positions, int pos_offset, int mode, int hd,
+                        int rotary_dim, float eps, __local float* xs, __local float* red) {
+  const int lid = get_local_id(0), g = get_local_size(0);
+  const int t = get_group_id(1), h = get_group_id(2);
+  __global const st_t* x = src + src_off + (size_t)t * src_tok_stride + (size_t)h * src_head_stride;
+  float ss = 0.0f;
+  for (int c = lid; c < hd; c += g) {
+    const float v = LD(x, c);
+    xs[c] = v;
+    ss = fma(v, v, ss);
+  }
+  const float total = wg_sum(ss, red);  // also the barrier that publishes xs
+  if (mode == 1) {
+    const float inv = 1.0f / sqrt(total / hd + eps);
+    for (int c = lid; c < hd; c += g) xs[c] = xs[c] * inv * LD(norm_w, c);
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  const int half_rot = rotary_dim / 2;
+  const size_t pos = use_positions ? positions[t] : (size_t)(pos_offset + t);
+  __global const st_t* cs = cos_t + pos * half_rot;
+  __global const st_t* sn = sin_t + pos * half_rot;
+  const size_t o = dst_off + (size_t)t * dst_tok_stride + (size_t)h * dst_head_stride;
+  for (int c = lid; c < hd; c += g) {
+    float y = xs[c];
+    if (mode != 0 && c < rotary_dim) {
+      y = c < half_rot ? xs[c] * LD(cs, c) - xs[c + half_rot] * LD(sn, c)
+                       : xs[c] * LD(cs, c - half_rot) + xs[c - half_rot] * LD(sn, c - half_rot);
+    }
+    ST(dst, o + c, y);
+  }
+}

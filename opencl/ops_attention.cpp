@@ -1,0 +1,86 @@
+// flash_attention, mla_attention, flash_attention_batched_per_cache: one flash kernel
+// (kernels/attention.cl) with the score split into two key parts and a separate value width.
+#include "core/ops/core_params.h"
+#include "plan.h"
+
+namespace ts::ocl {
+namespace {
+
+constexpr int kMaxOwned = 8;  // -DMAXO: output elements a work-item accumulates in registers
+
+// Strides (elements) of a key or value tensor viewed as [batch, heads, rows, cols].
+struct Strides {
+  int64_t batch, head, row;
+};
+
+struct Attention {
+  std::string q, k1, k2, v, out, kv_lens;  // kv_lens empty: the kv_len below
+  int64_t kv_len_item = -1, q_off = 0, out_off = 0;
+  int64_t batch, nh, nkv, q_len, kv_len, pos_offset;
+  bool causal;
+  int64_t window;
+  float scale;
+  int64_t dk1, dk2, dv;
+  Strides s1, s2, sv;
+};
+
+void flash(Planner& pl, const Attention& a) {
+  const size_t L = std::min<size_t>(128, pl.reduction_group(1 << 30, 128));
+  const int64_t dk = a.dk1 + a.dk2, rows = (a.nh / a.nkv) * a.q_len;
+  check(a.dv <= int64_t(kMaxOwned * L), "OpenCL flash attention: value width {} exceeds {}", a.dv, kMaxOwned * L);
+  // A block of query rows as large as the work-item registers allow (at most 16).
+  const int64_t bq = std::max<int64_t>(1, std::min<int64_t>({16, rows, int64_t(kMaxOwned * L) / a.dv}));
+  auto local_floats = [&](int64_t bk) { return bq * dk + bk * dk + bk * a.dv + bq * bk + 3 * bq; };
+  int64_t bk = 64;
+  while (bk > 1 && size_t(local_floats(bk)) * sizeof(float) > pl.limits().local_mem) bk /= 2;
+  check(size_t(local_floats(bk)) * sizeof(float) <= pl.limits().local_mem,
+        "OpenCL flash attention: head dims {} / {} need more local memory than the device has", dk, a.dv);
+  const size_t nblk = ceil_div(rows, bq);
+  const cl_mem kv_lens = pl.buf(a.kv_lens.empty() ? a.q : a.kv_lens);
+  pl.dispatch(pl.kernel("attention.cl", "flash_attn", fmt::format("-DMAXO={}", kMaxOwned)),
+              {L, size_t(a.nkv) * nblk, size_t(a.batch)}, {L, 1, 1}, pl.buf(a.q), pl.buf(a.k1), pl.buf(a.k2),
+              pl.buf(a.v), pl.buf(a.out), kv_lens, a.kv_len_item, a.q_off, a.out_off, a.nh, a.nkv, a.q_len, a.kv_len,
+              a.pos_offset, int64_t{a.causal}, a.window, a.scale, a.dk1, a.dk2, a.dv, a.s1.batch, a.s1.head, a.s1.row,
+              a.s2.batch, a.s2.head, a.s2.row, a.sv.batch, a.sv.head, a.sv.row, bq, bk,
+              LocalBytes{size_t(bq * dk) * 4}, LocalBytes{size_t(bk * dk) * 4}, LocalBytes{size_t(bk * a.dv) * 4},
+              LocalBytes{size_t(bq * bk) * 4}, LocalBytes{size_t(3 * bq) * 4});
+}
+
+}  // namespace
+
+void add_attention_ops(PlanTable& t) {
+  t["flash_attention"] = [](Planner& pl) {
+    const auto& p = pl.params<FlashAttentionParams>();
+    const int64_t hd = p.head_dim, S = p.kv_rows();
+    const Strides kv{p.num_kv_heads * S * hd, S * hd, hd};
+    flash(pl, {.q = "q", .k1 = "k", .k2 = "k", .v = "v", .out = "out", .kv_lens = "", .batch = p.batch,
+               .nh = p.num_heads, .nkv = p.num_kv_heads, .q_len = p.q_len, .kv_len = p.kv_len,
+               .pos_offset = p.pos_offset, .causal = p.causal, .window = p.sliding_window, .scale = p.scale,
+               .dk1 = hd, .dk2 = 0, .dv = hd, .s1 = kv, .s2 = kv, .sv = kv});
+  };
+  t["mla_attention"] = [](Planner& pl) {
+    const auto& p = pl.params<MlaAttentionParams>();
+    const int64_t r = p.kv_lora_rank, dr = p.qk_rope_head_dim;
+    // One latent "kv head" shared by every query head: K = [compressed | rope], V = compressed.
+    const Strides c{p.kv_len * r, 0, r}, kr{p.kv_len * dr, 0, dr};
+    flash(pl, {.q = "q", .k1 = "kv_compressed", .k2 = "kv_rope", .v = "kv_compressed", .out = "out", .kv_lens = "",
+               .batch = p.batch, .nh = p.num_heads, .nkv = 1, .q_len = p.q_len, .kv_len = p.kv_len,
+               .pos_offset = p.pos_offset, .causal = p.causal, .window = 0, .scale = p.scale, .dk1 = r, .dk2 = dr,
+               .dv = r, .s1 = c, .s2 = kr, .sv = c});
+  };
+  t["flash_attention_batched_per_cache"] = [](Planner& pl) {
+    const auto& p = pl.params<FlashAttentionBatchedPerCacheParams>();
+    const int64_t m = pl.tensor("q").shape().at(0);
+    const Strides cache{0, p.capacity * p.hd, p.hd};
+    // One dispatch per sequence: each has its own cache buffers and reads its length on the device.
+    for (int64_t i = 0; i < m; ++i) {
+      const std::string k = fmt::format("k_caches.{}", i), v = fmt::format("v_caches.{}", i);
+      flash(pl, {.q = "q", .k1 = k, .k2 = k, .v = v, .out = "out", .kv_lens = "kv_lens", .kv_len_item = i,
+                 .q_off = i * p.nq * p.hd, .out_off = i * p.nq * p.hd, .batch = 1, .nh = p.nq, .nkv = p.nkv,
+                 .q_len = 1, .kv_len = p.capacity, .pos_offset = 0, .causal = false, .window = 0, .scale = p.scale,
+                 .dk1 = p.hd, .dk2 = 0, .dv = p.hd, .s1 = cache, .s2 = cache, .sv = cache});
+    }
+  };
+}
+
+}  // namespace ts::ocl

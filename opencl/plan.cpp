@@ -1,0 +1,56 @@
+#include "plan.h"
+
+#include <limits>
+
+namespace ts::ocl {
+
+cl_mem Planner::buf(const std::string& name) const {
+  auto it = bufs_.find(name);
+  check(it != bufs_.end(), "OpenCL planner: no tensor '{}'", name);
+  return it->second.data.get();
+}
+
+Kernel Planner::kernel(const std::string& file, const std::string& name, const std::string& defines) {
+  const char* dt = dt_ == DType::F16 ? "-DDT_F16" : dt_ == DType::BF16 ? "-DDT_BF16" : "-DDT_F32";
+  return rt_.kernel(file, name, std::string(dt) + (defines.empty() ? "" : " " + defines));
+}
+
+size_t Planner::reduction_group(int64_t n, size_t cap) const {
+  size_t g = 1;
+  while (g * 2 <= cap && g * 2 <= limits().max_work_group && static_cast<int64_t>(g) < n) g *= 2;
+  return g;
+}
+
+void Planner::set_arg(cl_kernel k, cl_uint i, cl_mem m) { CL_CHECK(clSetKernelArg(k, i, sizeof m, &m)); }
+
+void Planner::set_arg(cl_kernel k, cl_uint i, int64_t v) {
+  check(v >= std::numeric_limits<cl_int>::min() && v <= std::numeric_limits<cl_int>::max(),
+        "OpenCL: kernel argument {} = {} does not fit in 32 bits", i, v);
+  const cl_int x = static_cast<cl_int>(v);
+  CL_CHECK(clSetKernelArg(k, i, sizeof x, &x));
+}
+
+void Planner::set_arg(cl_kernel k, cl_uint i, float v) { CL_CHECK(clSetKernelArg(k, i, sizeof v, &v)); }
+
+void Planner::set_arg(cl_kernel k, cl_uint i, LocalBytes b) { CL_CHECK(clSetKernelArg(k, i, b.n, nullptr)); }
+
+void Planner::add(Kernel k, std::vector<size_t> global, std::vector<size_t> local) {
+  check(!global.empty() && global.size() <= 3 && global.size() == local.size(), "OpenCL planner: bad NDRange");
+  Dispatch d;
+  d.kernel = std::move(k);
+  d.dims = static_cast<cl_uint>(global.size());
+  size_t group = 1;
+  for (size_t i = 0; i < global.size(); ++i) {
+    d.local[i] = local[i];
+    d.global[i] = (global[i] + local[i] - 1) / local[i] * local[i];
+    group *= local[i];
+  }
+  check(group <= limits().max_work_group, "OpenCL planner: work-group of {} exceeds the device's {}", group,
+        limits().max_work_group);
+  // An empty range would be an OpenCL error; there is simply nothing to do.
+  for (size_t i = 0; i < global.size(); ++i)
+    if (d.global[i] == 0) return;
+  out_.push_back(std::move(d));
+}
+
+}  // namespace ts::ocl

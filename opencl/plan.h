@@ -1,0 +1,89 @@
+#pragma once
+// How an op becomes device work: a planner (one per op, in the family files ops_*.cpp) reads the
+// parameters, picks kernels and variants, binds the op's buffers and appends dispatches. The Launch
+// then replays those dispatches on every execute().
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/backend.h"
+#include "runtime.h"
+
+namespace ts::ocl {
+
+// One tensor on the device: the whole storage (guards included) and a sub-buffer from the data on.
+struct DeviceTensor {
+  Mem storage, data;
+};
+
+struct Dispatch {
+  Kernel kernel;
+  cl_uint dims = 1;
+  size_t global[3] = {1, 1, 1}, local[3] = {1, 1, 1};
+};
+
+// `n` bytes of __local memory as a kernel argument.
+struct LocalBytes {
+  size_t n;
+};
+
+class Planner {
+ public:
+  Planner(Runtime& rt, const Params& p, TensorMap& io, std::map<std::string, DeviceTensor>& bufs, DType dt)
+      : rt_(rt), p_(p), io_(io), bufs_(bufs), dt_(dt) {}
+
+  template <class P> const P& params() const { return p_.as<P>(); }
+  DType dtype() const { return dt_; }
+  const DeviceLimits& limits() const { return rt_.limits(); }
+  const Tensor& tensor(const std::string& name) const { return io_.at(name); }
+  cl_mem buf(const std::string& name) const;  // the data sub-buffer of a tensor
+
+  // A kernel of `file` built for the case's dtype plus `defines` ("-DTM=64 ...").
+  Kernel kernel(const std::string& file, const std::string& name, const std::string& defines = "");
+
+  // Appends a dispatch; each global size is rounded up to a multiple of its local size.
+  template <class... A>
+  void dispatch(Kernel k, std::vector<size_t> global, std::vector<size_t> local, const A&... args) {
+    cl_uint i = 0;
+    (set_arg(k.get(), i++, args), ...);
+    add(std::move(k), std::move(global), std::move(local));
+  }
+
+  std::vector<Dispatch> take() { return std::move(out_); }
+
+  // A work-group size for a 1-D reduction over `n` elements: a power of two within the device limit.
+  size_t reduction_group(int64_t n, size_t cap = 256) const;
+
+ private:
+  static void set_arg(cl_kernel k, cl_uint i, cl_mem m);
+  static void set_arg(cl_kernel k, cl_uint i, int64_t v);  // as a checked 32-bit int
+  static void set_arg(cl_kernel k, cl_uint i, int v) { set_arg(k, i, int64_t{v}); }
+  static void set_arg(cl_kernel k, cl_uint i, float v);
+  static void set_arg(cl_kernel k, cl_uint i, LocalBytes b);
+  void add(Kernel k, std::vector<size_t> global, std::vector<size_t> local);
+
+  Runtime& rt_;
+  const Params& p_;
+  TensorMap& io_;
+  std::map<std::string, DeviceTensor>& bufs_;
+  DType dt_;
+  std::vector<Dispatch> out_;
+};
+
+using PlanFn = std::function<void(Planner&)>;
+using PlanTable = std::map<std::string, PlanFn>;
+
+// Each family file adds its ops' planners.
+void add_linear_ops(PlanTable& t);
+void add_norm_ops(PlanTable& t);
+void add_elementwise_ops(PlanTable& t);
+void add_layout_ops(PlanTable& t);
+void add_rope_ops(PlanTable& t);
+void add_attention_ops(PlanTable& t);
+void add_argmax_ops(PlanTable& t);
+
+// Ceil division for dispatch sizes.
+inline size_t ceil_div(int64_t a, int64_t b) { return static_cast<size_t>((a + b - 1) / b); }
+
+}  // namespace ts::ocl

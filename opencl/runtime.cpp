@@ -1,0 +1,118 @@
+#include "runtime.h"
+
+#include <cstdlib>
+#include <vector>
+
+#include "core/tensor.h"
+#include "embedded.h"
+
+namespace ts::ocl {
+namespace {
+
+std::string device_string(cl_device_id d, cl_device_info what) {
+  size_t n = 0;
+  CL_CHECK(clGetDeviceInfo(d, what, 0, nullptr, &n));
+  std::string s(n, '\0');
+  CL_CHECK(clGetDeviceInfo(d, what, n, s.data(), nullptr));
+  while (!s.empty() && s.back() == '\0') s.pop_back();
+  return s;
+}
+
+template <class T> T device_value(cl_device_id d, cl_device_info what) {
+  T v{};
+  CL_CHECK(clGetDeviceInfo(d, what, sizeof v, &v, nullptr));
+  return v;
+}
+
+std::vector<cl_device_id> all_devices() {
+  cl_uint np = 0;
+  const cl_int rc = clGetPlatformIDs(0, nullptr, &np);
+  if (rc == -1001 || np == 0) fail("no OpenCL platform (is an ICD such as pocl-opencl-icd installed?)");
+  CL_CHECK(rc);
+  std::vector<cl_platform_id> platforms(np);
+  CL_CHECK(clGetPlatformIDs(np, platforms.data(), nullptr));
+  std::vector<cl_device_id> out;
+  for (cl_platform_id p : platforms) {
+    cl_uint nd = 0;
+    if (clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &nd) != CL_SUCCESS || nd == 0) continue;
+    std::vector<cl_device_id> ds(nd);
+    CL_CHECK(clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, nd, ds.data(), nullptr));
+    out.insert(out.end(), ds.begin(), ds.end());
+  }
+  if (out.empty()) fail("no OpenCL device on any platform");
+  return out;
+}
+
+cl_device_id choose_device(const std::vector<cl_device_id>& ds) {
+  const char* env = std::getenv("TOUCHSTONE_OPENCL_DEVICE");
+  if (!env || !*env) return ds[0];
+  const std::string want = env;
+  if (want.find_first_not_of("0123456789") == std::string::npos) {
+    const size_t i = std::stoul(want);
+    check(i < ds.size(), "TOUCHSTONE_OPENCL_DEVICE={}: only {} OpenCL device(s)", want, ds.size());
+    return ds[i];
+  }
+  for (cl_device_id d : ds)
+    if (device_string(d, CL_DEVICE_NAME).find(want) != std::string::npos) return d;
+  fail("TOUCHSTONE_OPENCL_DEVICE={}: no OpenCL device name contains it", want);
+}
+
+std::string_view embedded(const std::string& name) {
+  for (const auto& f : embedded_kernels())
+    if (f.name == name) return f.text;
+  fail("OpenCL kernel file '{}' is not embedded", name);
+}
+
+}  // namespace
+
+Runtime::Runtime() {
+  device_ = choose_device(all_devices());
+  device_name_ = device_string(device_, CL_DEVICE_NAME);
+  const std::string version = device_string(device_, CL_DEVICE_OPENCL_C_VERSION);
+  check(version.rfind("OpenCL C 1.0", 0) != 0 && version.rfind("OpenCL C 1.1", 0) != 0,
+        "{}: OpenCL C 1.2 required, the device offers '{}'", device_name_, version);
+  limits_.max_work_group = device_value<size_t>(device_, CL_DEVICE_MAX_WORK_GROUP_SIZE);
+  limits_.local_mem = static_cast<size_t>(device_value<cl_ulong>(device_, CL_DEVICE_LOCAL_MEM_SIZE));
+  limits_.max_alloc = static_cast<size_t>(device_value<cl_ulong>(device_, CL_DEVICE_MAX_MEM_ALLOC_SIZE));
+  limits_.compute_units = device_value<cl_uint>(device_, CL_DEVICE_MAX_COMPUTE_UNITS);
+  limits_.base_align_bytes = device_value<cl_uint>(device_, CL_DEVICE_MEM_BASE_ADDR_ALIGN) / 8;
+  check(kGuardBytes % limits_.base_align_bytes == 0, "{}: sub-buffer alignment {} does not divide the guard zone",
+        device_name_, limits_.base_align_bytes);
+  cl_int rc = CL_SUCCESS;
+  context_ = Context(clCreateContext(nullptr, 1, &device_, nullptr, nullptr, &rc));
+  CL_CHECK(rc);
+  queue_ = Queue(clCreateCommandQueue(context_.get(), device_, CL_QUEUE_PROFILING_ENABLE, &rc));
+  CL_CHECK(rc);
+}
+
+cl_program Runtime::program(const std::string& file, const std::string& options) {
+  std::lock_guard lock(mu_);
+  auto key = std::make_pair(file, options);
+  if (auto it = programs_.find(key); it != programs_.end()) return it->second.get();
+  // Every kernel file starts with the shared dtype header (no include paths needed at run time).
+  const std::string source = std::string(embedded("common.h")) + "\n" + std::string(embedded(file));
+  const char* text = source.c_str();
+  cl_int rc = CL_SUCCESS;
+  Program prog(clCreateProgramWithSource(context_.get(), 1, &text, nullptr, &rc));
+  CL_CHECK(rc);
+  const std::string opts = "-cl-std=CL1.2 " + options;
+  rc = clBuildProgram(prog.get(), 1, &device_, opts.c_str(), nullptr, nullptr);
+  if (rc != CL_SUCCESS) {
+    size_t n = 0;
+    clGetProgramBuildInfo(prog.get(), device_, CL_PROGRAM_BUILD_LOG, 0, nullptr, &n);
+    std::string log(n, '\0');
+    clGetProgramBuildInfo(prog.get(), device_, CL_PROGRAM_BUILD_LOG, n, log.data(), nullptr);
+    fail("OpenCL: building {} with '{}' failed: {}\n{}", file, options, cl_error_name(rc), log);
+  }
+  return programs_.emplace(key, std::move(prog)).first->second.get();
+}
+
+Kernel Runtime::kernel(const std::string& file, const std::string& name, const std::string& options) {
+  cl_program prog = program(file, options);
+  cl_int rc = CL_SUCCESS;
+  Kernel k(clCreateKernel(prog, name.c_str(), &rc));
+  if (rc != CL_SUCCESS) fail("OpenCL: clCreateKernel({}, {}) failed: {}", file, name, cl_error_name(rc));
+  return k;
+}
+
+}  // namespace ts::ocl

@@ -1,0 +1,282 @@
+// The Vulkan backend: availability, support, and the Launch that binds an op's tensors to device
+// buffers, records its dispatches once, and replays them under timestamp queries.
+#include "vulkan/backend.h"
+
+#include <chrono>
+#include <cstring>
+#include <optional>
+
+#include "vulkan/pipelines.h"
+#include "vulkan/plan.h"
+#include "vulkan/runtime.h"
+
+namespace ts {
+namespace {
+
+using namespace vk;
+
+class VulkanImpl;
+
+class VulkanLaunch final : public Launch {
+ public:
+  VulkanLaunch(VulkanImpl& b, const Op& op, const Params& p, TensorMap& io, std::vector<Dispatch> plan);
+  ~VulkanLaunch() override;
+  void execute() override;
+  double last_seconds() const override { return seconds_; }
+  void finish() override;
+
+ private:
+  void record();
+
+  VulkanImpl& b_;
+  Context& ctx_;
+  std::string what_;
+  TensorMap& io_;
+  std::vector<std::string> outputs_;
+  std::vector<Dispatch> plan_;
+  std::map<std::string, Buffer> bufs_;
+  VkDescriptorPool pool_ = VK_NULL_HANDLE;
+  VkQueryPool queries_ = VK_NULL_HANDLE;
+  VkCommandBuffer cb_ = VK_NULL_HANDLE;
+  double seconds_ = 0;
+};
+
+class VulkanImpl final : public Backend {
+ public:
+  VulkanImpl() {
+    add_gemm_planners(planners_);
+    add_norm_planners(planners_);
+    add_elementwise_planners(planners_);
+    add_layout_planners(planners_);
+    add_rope_planners(planners_);
+    add_attention_planners(planners_);
+    add_argmax_planners(planners_);
+  }
+  std::string name() const override { return VulkanBackend::kName; }
+
+  Availability availability() override {
+    init();
+    if (!ctx_) return {false, reason_};
+    const DeviceInfo& d = ctx_->info();
+    return {true, fmt::format("{} (subgroup {}{}{}{})", d.name, d.subgroup_size,
+                              d.subgroup_arithmetic ? ", arithmetic" : "", d.storage16 ? ", 16-bit storage" : "",
+                              ctx_->validation() ? ", validation on" : "")};
+  }
+
+  Support supports(const Op& op, DType dt) override {
+    if (!planners_.count(op.name())) return Support::no("no Vulkan kernel for this op yet");
+    if (dt != DType::F32 && dt != DType::F16 && dt != DType::BF16)
+      return Support::no(fmt::format("{} tensors are not handled by the Vulkan kernels", dtype_name(dt)));
+    init();
+    if (ctx_ && dt != DType::F32 && !ctx_->info().storage16)
+      return Support::no(fmt::format("{} needs storageBuffer16BitAccess, which {} lacks", dtype_name(dt),
+                                     ctx_->info().name));
+    return Support::yes();
+  }
+
+  std::unique_ptr<Launch> prepare(const Op& op, const Params& p, TensorMap& io) override {
+    init();
+    check(ctx_ != nullptr, "Vulkan backend unavailable: {}", reason_);
+    auto it = planners_.find(op.name());
+    check(it != planners_.end(), "vulkan: no kernel for {}", op.name());
+    Target t;
+    t.dtype = case_dtype(op, p, io);
+    t.subgroups = ctx_->info().subgroup_arithmetic;
+    for (int i = 0; i < 3; ++i) t.max_groups[i] = ctx_->info().props.limits.maxComputeWorkGroupCount[i];
+    return std::make_unique<VulkanLaunch>(*this, op, p, io, it->second(p, io, t));
+  }
+
+  Context& ctx() { return *ctx_; }
+  Pipelines& pipelines() { return *pipelines_; }
+  // A host-visible staging buffer of at least `bytes`, reused across launches.
+  Buffer& staging(VkDeviceSize bytes) {
+    if (staging_.size() < bytes) {
+      staging_ = Buffer();
+      staging_ = Buffer(*ctx_, bytes, true);
+    }
+    return staging_;
+  }
+
+ private:
+  void init() {
+    if (tried_) return;
+    tried_ = true;
+    try {
+      ctx_ = std::make_unique<Context>();
+      pipelines_ = std::make_unique<Pipelines>(*ctx_);
+    } catch (const Error& e) {
+      reason_ = e.what();
+      pipelines_.reset();
+      ctx_.reset();
+    }
+  }
+
+  PlannerTable planners_;
+  bool tried_ = false;
+  std::string reason_;
+  std::unique_ptr<Context> ctx_;
+  std::unique_ptr<Pipelines> pipelines_;
+  Buffer staging_;  // declared after ctx_: destroyed before it
+};
+
+VulkanLaunch::VulkanLaunch(VulkanImpl& b, const Op& op, const Params& p, TensorMap& io, std::vector<Dispatch> plan)
+    : b_(b), ctx_(b.ctx()), what_("running " + op.name()), io_(io), outputs_(op.output_names(p)),
+      plan_(std::move(plan)) {
+  ctx_.take_messages();  // messages of an earlier failure are not this op's
+  const VkDeviceSize max_range = ctx_.info().props.limits.maxStorageBufferRange;
+  VkDeviceSize total = 0;
+  for (auto& [name, t] : io_) {
+    check(t.nbytes() <= max_range, "vulkan: tensor '{}' is {} bytes, above this device's maxStorageBufferRange ({})",
+          name, t.nbytes(), max_range);
+    bufs_.emplace(name, Buffer(ctx_, t.storage_bytes(), false));
+    total += t.storage_bytes();
+  }
+  // Upload every tensor whole (guards included) through one staging buffer.
+  Buffer& st = b_.staging(total);
+  VkDeviceSize off = 0;
+  std::vector<std::pair<VkBuffer, VkBufferCopy>> copies;
+  for (auto& [name, t] : io_) {
+    std::memcpy(static_cast<char*>(st.mapped()) + off, t.storage(), t.storage_bytes());
+    copies.push_back({bufs_.at(name).get(), VkBufferCopy{off, 0, t.storage_bytes()}});
+    off += t.storage_bytes();
+  }
+  ctx_.submit_and_wait([&](VkCommandBuffer cb) {
+    for (auto& [dst, c] : copies) vkCmdCopyBuffer(cb, st.get(), dst, 1, &c);
+  });
+  record();
+  ctx_.check_messages("preparing " + op.name());
+}
+
+VulkanLaunch::~VulkanLaunch() {
+  VkDevice d = ctx_.device();
+  if (cb_) vkFreeCommandBuffers(d, ctx_.command_pool(), 1, &cb_);
+  if (pool_) vkDestroyDescriptorPool(d, pool_, nullptr);
+  if (queries_) vkDestroyQueryPool(d, queries_, nullptr);
+}
+
+void VulkanLaunch::record() {
+  VkDevice d = ctx_.device();
+  uint32_t descriptors = 0;
+  for (const auto& x : plan_) descriptors += static_cast<uint32_t>(x.bindings.size());
+  VkDescriptorPoolSize ps{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, std::max(1u, descriptors)};
+  VkDescriptorPoolCreateInfo pci{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+  pci.maxSets = std::max<uint32_t>(1, static_cast<uint32_t>(plan_.size()));
+  pci.poolSizeCount = 1;
+  pci.pPoolSizes = &ps;
+  TS_VK(vkCreateDescriptorPool(d, &pci, nullptr, &pool_));
+  if (ctx_.info().timestamps) {
+    VkQueryPoolCreateInfo qci{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+    qci.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    qci.queryCount = 2;
+    TS_VK(vkCreateQueryPool(d, &qci, nullptr, &queries_));
+  }
+
+  VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  ai.commandPool = ctx_.command_pool();
+  ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  ai.commandBufferCount = 1;
+  TS_VK(vkAllocateCommandBuffers(d, &ai, &cb_));
+  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  TS_VK(vkBeginCommandBuffer(cb_, &bi));
+  // Uploads (transfer) and earlier runs (compute) must land before the first dispatch reads.
+  VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  mb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+  mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+  vkCmdPipelineBarrier(cb_, VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                       VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
+  if (queries_) {
+    vkCmdResetQueryPool(cb_, queries_, 0, 2);
+    vkCmdWriteTimestamp(cb_, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, queries_, 0);
+  }
+  for (size_t i = 0; i < plan_.size(); ++i) {
+    const Dispatch& x = plan_[i];
+    const Pipeline& pl = b_.pipelines().get(x.shader, static_cast<uint32_t>(x.bindings.size()));
+    VkDescriptorSetAllocateInfo dai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+    dai.descriptorPool = pool_;
+    dai.descriptorSetCount = 1;
+    dai.pSetLayouts = &pl.set_layout;
+    VkDescriptorSet set;
+    TS_VK(vkAllocateDescriptorSets(d, &dai, &set));
+    std::vector<VkDescriptorBufferInfo> infos(x.bindings.size());
+    std::vector<VkWriteDescriptorSet> writes(x.bindings.size());
+    for (size_t j = 0; j < x.bindings.size(); ++j) {
+      auto it = io_.find(x.bindings[j]);
+      check(it != io_.end(), "vulkan: {} binds tensor '{}', which the case lacks", x.shader, x.bindings[j]);
+      // The data sits after the leading guard; an empty tensor still binds a non-empty range.
+      infos[j] = {bufs_.at(x.bindings[j]).get(), kGuardBytes, std::max<VkDeviceSize>(4, it->second.nbytes())};
+      writes[j] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+      writes[j].dstSet = set;
+      writes[j].dstBinding = static_cast<uint32_t>(j);
+      writes[j].descriptorCount = 1;
+      writes[j].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+      writes[j].pBufferInfo = &infos[j];
+    }
+    vkUpdateDescriptorSets(d, static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
+    check(x.push.size() * 4 <= kPushBytes, "vulkan: {} pushes {} bytes, above {}", x.shader, x.push.size() * 4,
+          kPushBytes);
+    std::array<uint32_t, kPushBytes / 4> push{};
+    std::copy(x.push.begin(), x.push.end(), push.begin());
+    for (int k = 0; k < 3; ++k)
+      check(x.groups[k] >= 1 && x.groups[k] <= ctx_.info().props.limits.maxComputeWorkGroupCount[k],
+            "vulkan: {} dispatch of {} groups in dimension {} is outside the device's limit", x.shader, x.groups[k], k);
+    if (i > 0) {  // each dispatch sees the writes of the previous ones
+      VkMemoryBarrier between{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+      between.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+      between.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+      vkCmdPipelineBarrier(cb_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1,
+                           &between, 0, nullptr, 0, nullptr);
+    }
+    vkCmdBindPipeline(cb_, VK_PIPELINE_BIND_POINT_COMPUTE, pl.pipeline);
+    vkCmdBindDescriptorSets(cb_, VK_PIPELINE_BIND_POINT_COMPUTE, pl.layout, 0, 1, &set, 0, nullptr);
+    vkCmdPushConstants(cb_, pl.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, kPushBytes, push.data());
+    vkCmdDispatch(cb_, x.groups[0], x.groups[1], x.groups[2]);
+  }
+  if (queries_) vkCmdWriteTimestamp(cb_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, 1);
+  TS_VK(vkEndCommandBuffer(cb_));
+}
+
+void VulkanLaunch::execute() {
+  const auto t0 = std::chrono::steady_clock::now();
+  ctx_.submit(cb_);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ctx_.check_messages(what_);
+  seconds_ = wall;
+  if (queries_) {
+    uint64_t ts[2];
+    TS_VK(vkGetQueryPoolResults(ctx_.device(), queries_, 0, 2, sizeof ts, ts, sizeof(uint64_t),
+                                VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
+    seconds_ = static_cast<double>(ts[1] - ts[0]) * ctx_.info().timestamp_period_ns * 1e-9;
+  }
+}
+
+void VulkanLaunch::finish() {
+  VkDeviceSize total = 0;
+  for (const auto& n : outputs_) total += io_.at(n).storage_bytes();
+  Buffer& st = b_.staging(total);
+  ctx_.submit_and_wait([&](VkCommandBuffer cb) {
+    VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+    mb.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
+    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0,
+                         nullptr, 0, nullptr);
+    VkDeviceSize off = 0;
+    for (const auto& n : outputs_) {
+      VkBufferCopy c{0, off, io_.at(n).storage_bytes()};
+      vkCmdCopyBuffer(cb, bufs_.at(n).get(), st.get(), 1, &c);
+      off += c.size;
+    }
+  });
+  VkDeviceSize off = 0;
+  for (const auto& n : outputs_) {
+    Tensor& t = io_.at(n);
+    std::memcpy(t.storage(), static_cast<const char*>(st.mapped()) + off, t.storage_bytes());
+    off += t.storage_bytes();
+  }
+  ctx_.check_messages("downloading the outputs of " + what_.substr(8));
+}
+
+}  // namespace
+
+std::unique_ptr<Backend> VulkanBackend::create() { return std::make_unique<VulkanImpl>(); }
+
+}  // namespace ts

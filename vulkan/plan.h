@@ -1,0 +1,72 @@
+#pragma once
+// What an op becomes on the device: a list of dispatches (SPIR-V variant, the tensors bound to its
+// bindings in order, push constants, work-group counts), run in order with a barrier between each.
+// One planner per op, registered per shader family (plan_<family>.cpp).
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/op.h"
+#include "vulkan/runtime.h"
+
+namespace ts::vk {
+
+struct Dispatch {
+  std::string shader;                 // variant name, e.g. "norms_rms_f16_sg"
+  std::vector<std::string> bindings;  // tensor names of io, binding i = bindings[i]
+  std::vector<uint32_t> push;         // push-constant words (uints and float bits)
+  std::array<uint32_t, 3> groups{1, 1, 1};
+};
+
+// What a planner may depend on besides the case: the storage dtype and the device's features.
+struct Target {
+  DType dtype = DType::F32;
+  bool subgroups = false;
+  uint32_t max_groups[3] = {65535, 65535, 65535};
+
+  // "norms_rms" -> "norms_rms_bf16_sg" (the _sg suffix only for kernels built both ways).
+  std::string variant(const std::string& kernel, bool reducing = false) const;
+};
+
+// Push-constant words built field by field, in the order of the shader's block.
+class Push {
+ public:
+  Push& u(int64_t v);  // Error if it does not fit in 32 bits
+  Push& f(float v) {
+    uint32_t w;
+    std::memcpy(&w, &v, 4);
+    words_.push_back(w);
+    return *this;
+  }
+  std::vector<uint32_t> words() const { return words_; }
+
+ private:
+  std::vector<uint32_t> words_;
+};
+
+uint32_t ceil_div(int64_t a, int64_t b);
+// Work groups covering `n` items of `per_group` each, capped at the device limit (kernels loop).
+uint32_t groups_for(int64_t n, int64_t per_group, uint32_t limit = 65535);
+
+using Planner = std::function<std::vector<Dispatch>(const Params&, const TensorMap&, const Target&)>;
+using PlannerTable = std::map<std::string, Planner>;
+
+template <class P> void add_planner(PlannerTable& t, const std::string& op,
+                                    std::function<std::vector<Dispatch>(const P&, const TensorMap&, const Target&)> f) {
+  t[op] = [f = std::move(f)](const Params& p, const TensorMap& io, const Target& tg) { return f(p.as<P>(), io, tg); };
+}
+
+// Each shader family registers the ops it implements.
+void add_gemm_planners(PlannerTable& t);
+void add_norm_planners(PlannerTable& t);
+void add_elementwise_planners(PlannerTable& t);
+void add_layout_planners(PlannerTable& t);
+void add_rope_planners(PlannerTable& t);
+void add_attention_planners(PlannerTable& t);
+void add_argmax_planners(PlannerTable& t);
+
+}  // namespace ts::vk

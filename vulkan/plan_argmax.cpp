@@ -1,0 +1,18 @@
+// argmax_rows: one work group per row (argmax.comp).
+#include "core/ops/core_params.h"
+#include "vulkan/plan.h"
+
+namespace ts::vk {
+
+void add_argmax_planners(PlannerTable& t) {
+  add_planner<ArgmaxRowsParams>(t, "argmax_rows", [](const ArgmaxRowsParams& p, const TensorMap&, const Target& tg) {
+    Dispatch d;
+    d.shader = tg.variant("argmax", true);
+    d.bindings = {"logits", "ids"};
+    d.push = Push().u(p.m).u(p.n).words();
+    d.groups = {groups_for(p.m, 1, tg.max_groups[0]), 1, 1};
+    return std::vector{d};
+  });
+}
+
+}  // namespace ts::vk

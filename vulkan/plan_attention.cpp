@@ -1,0 +1,86 @@
+// flash_attention, mla_attention, flash_attention_batched_per_cache: attention.comp.
+#include "core/ops/core_params.h"
+#include "vulkan/plan.h"
+
+namespace ts::vk {
+
+namespace {
+// attention.comp's compile-time limits per variant.
+constexpr int64_t kFaMaxDim = 256, kFaRows = 8;
+constexpr int64_t kMlaMaxDim = 576, kMlaRows = 4;
+constexpr uint32_t kNoIndex = 0xffffffffu;
+
+struct Attn {
+  std::string q, k1, k2, v, kv_lens;
+  int64_t batch = 1, q_len = 1, kv_len = 0, pos_offset = 0, nh = 1, nkv = 1, dqk = 1, dk1 = 1, dv = 1;
+  bool causal = false;
+  int64_t window = 0, k1_hs = 0, k2_hs = 0, v_hs = 0;
+  float scale = 1;
+  int64_t q_off = 0, o_off = 0;
+  uint32_t kv_len_index = kNoIndex;
+};
+
+Dispatch attn(const Target& tg, const Attn& a, bool mla) {
+  const int64_t max_dim = mla ? kMlaMaxDim : kFaMaxDim, rows = mla ? kMlaRows : kFaRows;
+  check(a.dqk <= max_dim && a.dv <= max_dim, "vulkan attention: head dim {} is above the kernel's {}",
+        std::max(a.dqk, a.dv), max_dim);
+  const int64_t group = a.nh / a.nkv;
+  Dispatch d;
+  d.shader = tg.variant(mla ? "attn_mla" : "attn_fa");
+  d.bindings = {a.q, a.k1, a.k2, a.v, "out", a.kv_lens.empty() ? a.q : a.kv_lens};
+  d.push = Push()
+               .u(a.q_len).u(a.kv_len).u(a.pos_offset).u(a.nh).u(a.nkv).u(group).u(a.dqk).u(a.dk1).u(a.dv)
+               .u(a.causal ? 1 : 0).u(a.window).u(a.k1_hs).u(a.k2_hs).u(a.v_hs).f(a.scale).u(a.q_off).u(a.o_off)
+               .u(a.kv_len_index)
+               .words();
+  d.groups = {ceil_div(group * a.q_len, rows), static_cast<uint32_t>(a.nkv), static_cast<uint32_t>(a.batch)};
+  check(d.groups[0] <= tg.max_groups[0] && d.groups[1] <= tg.max_groups[1] && d.groups[2] <= tg.max_groups[2],
+        "vulkan attention: grid {}x{}x{} is above the device's limits", d.groups[0], d.groups[1], d.groups[2]);
+  return d;
+}
+}  // namespace
+
+void add_attention_planners(PlannerTable& t) {
+  add_planner<FlashAttentionParams>(
+      t, "flash_attention", [](const FlashAttentionParams& p, const TensorMap&, const Target& tg) {
+        const int64_t hs = p.kv_rows() * p.head_dim;
+        return std::vector{attn(tg,
+                                {.q = "q", .k1 = "k", .k2 = "k", .v = "v", .batch = p.batch, .q_len = p.q_len,
+                                 .kv_len = p.kv_len, .pos_offset = p.pos_offset, .nh = p.num_heads,
+                                 .nkv = p.num_kv_heads, .dqk = p.head_dim, .dk1 = p.head_dim, .dv = p.head_dim,
+                                 .causal = p.causal, .window = p.sliding_window, .k1_hs = hs, .k2_hs = hs, .v_hs = hs,
+                                 .scale = p.scale},
+                                false)};
+      });
+  add_planner<MlaAttentionParams>(
+      t, "mla_attention", [](const MlaAttentionParams& p, const TensorMap&, const Target& tg) {
+        // Every head reads the one latent cache: a single "kv head" whose group is all heads.
+        const int64_t r = p.kv_lora_rank, dr = p.qk_rope_head_dim;
+        return std::vector{attn(tg,
+                                {.q = "q", .k1 = "kv_compressed", .k2 = "kv_rope", .v = "kv_compressed",
+                                 .batch = p.batch, .q_len = p.q_len, .kv_len = p.kv_len, .pos_offset = p.pos_offset,
+                                 .nh = p.num_heads, .nkv = 1, .dqk = r + dr, .dk1 = r, .dv = r, .causal = p.causal,
+                                 .k1_hs = p.kv_len * r, .k2_hs = p.kv_len * dr, .v_hs = p.kv_len * r,
+                                 .scale = p.scale},
+                                true)};
+      });
+  add_planner<FlashAttentionBatchedPerCacheParams>(
+      t, "flash_attention_batched_per_cache",
+      [](const FlashAttentionBatchedPerCacheParams& p, const TensorMap& io, const Target& tg) {
+        // One dispatch per sequence over its own caches; its length is read from kv_lens on the device.
+        const int64_t m = io.at("q").shape().at(0), hs = p.capacity * p.hd;
+        std::vector<Dispatch> out;
+        for (int64_t i = 0; i < m; ++i) {
+          const std::string k = "k_caches." + std::to_string(i), v = "v_caches." + std::to_string(i);
+          out.push_back(attn(tg,
+                             {.q = "q", .k1 = k, .k2 = k, .v = v, .kv_lens = "kv_lens", .nh = p.nq, .nkv = p.nkv,
+                              .dqk = p.hd, .dk1 = p.hd, .dv = p.hd, .k1_hs = hs, .k2_hs = hs, .v_hs = hs,
+                              .scale = p.scale, .q_off = i * p.nq * p.hd, .o_off = i * p.nq * p.hd,
+                              .kv_len_index = static_cast<uint32_t>(i)},
+                             false));
+        }
+        return out;
+      });
+}
+
+}  // namespace ts::vk

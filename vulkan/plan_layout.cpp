@@ -1,0 +1,101 @@
+// Data movement (layout.comp): copy_slice, split_qkv, the transposes, the cache appends (strided
+// 3-D copies) and the embedding gathers.
+#include "core/ops/core_params.h"
+#include "vulkan/plan.h"
+
+namespace ts::vk {
+
+namespace {
+constexpr int64_t kPerGroup = 256 * 4;
+
+// dst[dof + i0 ds0 + i1 ds1 + i2] = src[so + i0 ss0 + i1 ss1 + i2] over [n0, n1, n2].
+struct Copy3d {
+  int64_t n0 = 1, n1 = 1, n2 = 1, so = 0, ss0 = 0, ss1 = 0, dof = 0, ds0 = 0, ds1 = 0;
+};
+
+Dispatch copy(const Target& tg, const std::string& src, const std::string& dst, const Copy3d& c) {
+  Dispatch d;
+  d.shader = tg.variant("layout_copy");
+  d.bindings = {src, dst};
+  d.push = Push().u(c.n0).u(c.n1).u(c.n2).u(c.so).u(c.ss0).u(c.ss1).u(c.dof).u(c.ds0).u(c.ds1).u(0).u(0).u(0).words();
+  d.groups = {groups_for(c.n0 * c.n1 * c.n2, kPerGroup, tg.max_groups[0]), 1, 1};
+  return d;
+}
+
+Dispatch gather(const Target& tg, int64_t rows, int64_t dim) {
+  Dispatch d;
+  d.shader = tg.variant("layout_gather");
+  d.bindings = {"table", "ids", "out"};
+  d.push = Push().u(rows).u(dim).words();
+  d.groups = {groups_for(rows * dim, kPerGroup, tg.max_groups[0]), 1, 1};
+  return d;
+}
+
+// Cache [nkv, cap, hd] <- new [nkv, n, hd] at row `row`.
+std::vector<Dispatch> append_head_major(const Target& tg, const KvCacheAppendHeadMajorParams& p) {
+  Copy3d c{.n0 = p.nkv, .n1 = p.new_tokens, .n2 = p.hd, .so = 0, .ss0 = p.new_tokens * p.hd, .ss1 = p.hd,
+           .dof = p.cache_len * p.hd, .ds0 = p.cache_capacity * p.hd, .ds1 = p.hd};
+  return {copy(tg, "new_k_head_major", "cache_k", c), copy(tg, "new_v_head_major", "cache_v", c)};
+}
+}  // namespace
+
+void add_layout_planners(PlannerTable& t) {
+  add_planner<CopySliceParams>(t, "copy_slice", [](const CopySliceParams& p, const TensorMap&, const Target& tg) {
+    return std::vector{copy(tg, "src", "dst", {.n2 = p.len, .so = p.src_offset, .dof = p.dst_offset})};
+  });
+  add_planner<EmbeddingLookupParams>(
+      t, "embedding_lookup", [](const EmbeddingLookupParams& p, const TensorMap& io, const Target& tg) {
+        return std::vector{gather(tg, io.at("ids").numel(), p.dim)};
+      });
+  add_planner<EmbeddingLookupDevParams>(
+      t, "embedding_lookup_dev", [](const EmbeddingLookupDevParams& p, const TensorMap&, const Target& tg) {
+        return std::vector{gather(tg, p.batch, p.dim)};
+      });
+  add_planner<SplitQkvParams>(t, "split_qkv", [](const SplitQkvParams& p, const TensorMap&, const Target& tg) {
+    const int64_t w = p.q_dim + 2 * p.kv_dim;
+    return std::vector{
+        copy(tg, "qkv", "q", {.n1 = p.tokens, .n2 = p.q_dim, .so = 0, .ss1 = w, .ds1 = p.q_dim}),
+        copy(tg, "qkv", "k", {.n1 = p.tokens, .n2 = p.kv_dim, .so = p.q_dim, .ss1 = w, .ds1 = p.kv_dim}),
+        copy(tg, "qkv", "v", {.n1 = p.tokens, .n2 = p.kv_dim, .so = p.q_dim + p.kv_dim, .ss1 = w, .ds1 = p.kv_dim}),
+    };
+  });
+  add_planner<TransposeParams>(
+      t, "transpose_head_to_token", [](const TransposeParams& p, const TensorMap&, const Target& tg) {
+        // src [heads, tokens, dim] -> dst [tokens, heads, dim]
+        return std::vector{copy(tg, "src", "dst",
+                                {.n0 = p.heads, .n1 = p.tokens, .n2 = p.dim, .ss0 = p.tokens * p.dim, .ss1 = p.dim,
+                                 .ds0 = p.dim, .ds1 = p.heads * p.dim})};
+      });
+  add_planner<TransposeParams>(
+      t, "transpose_token_to_head", [](const TransposeParams& p, const TensorMap&, const Target& tg) {
+        // src [tokens, heads, dim] -> dst [heads, tokens, dim]
+        return std::vector{copy(tg, "src", "dst",
+                                {.n0 = p.heads, .n1 = p.tokens, .n2 = p.dim, .ss0 = p.dim, .ss1 = p.heads * p.dim,
+                                 .ds0 = p.tokens * p.dim, .ds1 = p.dim})};
+      });
+  add_planner<KvCacheAppendHeadMajorParams>(
+      t, "kv_cache_append_head_major",
+      [](const KvCacheAppendHeadMajorParams& p, const TensorMap&, const Target& tg) { return append_head_major(tg, p); });
+  add_planner<KvCacheAppendBatchedPerCacheParams>(
+      t, "kv_cache_append_batched_per_cache",
+      [](const KvCacheAppendBatchedPerCacheParams& p, const TensorMap&, const Target& tg) {
+        // One dispatch per cache; the row comes from cache_lens on the device.
+        std::vector<Dispatch> out;
+        for (int64_t i = 0; i < p.m; ++i) {
+          Dispatch d;
+          d.shader = tg.variant("layout_append_at");
+          d.bindings = {"new_data", "caches." + std::to_string(i), "cache_lens"};
+          d.push = Push()
+                       .u(p.nkv).u(1).u(p.hd)                       // n0, n1, n2
+                       .u(i * p.nkv * p.hd).u(p.hd).u(0)            // so, ss0, ss1
+                       .u(0).u(p.capacity * p.hd).u(0)              // dof, ds0, ds1
+                       .u(i).u(p.hd).u(p.capacity)                  // item, row_stride, row_limit
+                       .words();
+          d.groups = {groups_for(p.nkv * p.hd, kPerGroup, tg.max_groups[0]), 1, 1};
+          out.push_back(std::move(d));
+        }
+        return out;
+      });
+}
+
+}  // namespace ts::vk

@@ -1,0 +1,31 @@
+// rms_norm, fused_add_rms_norm, layer_norm: one work group per row (norms.comp).
+#include "core/ops/core_params.h"
+#include "vulkan/plan.h"
+
+namespace ts::vk {
+
+namespace {
+Dispatch norm(const Target& tg, const char* kernel, std::vector<std::string> bindings, const RmsNormParams& p) {
+  Dispatch d;
+  d.shader = tg.variant(kernel, true);
+  d.bindings = std::move(bindings);
+  d.push = Push().u(p.tokens).u(p.dim).f(p.eps).words();
+  d.groups = {groups_for(p.tokens, 1, tg.max_groups[0]), 1, 1};
+  return d;
+}
+}  // namespace
+
+void add_norm_planners(PlannerTable& t) {
+  add_planner<RmsNormParams>(t, "rms_norm", [](const RmsNormParams& p, const TensorMap&, const Target& tg) {
+    return std::vector{norm(tg, "norms_rms", {"x", "w", "out"}, p)};
+  });
+  add_planner<FusedAddRmsNormParams>(
+      t, "fused_add_rms_norm", [](const FusedAddRmsNormParams& p, const TensorMap&, const Target& tg) {
+        return std::vector{norm(tg, "norms_add_rms", {"residual", "x", "w", "out"}, p)};
+      });
+  add_planner<LayerNormParams>(t, "layer_norm", [](const LayerNormParams& p, const TensorMap&, const Target& tg) {
+    return std::vector{norm(tg, "norms_layer", {"x", "gamma", "beta", "out"}, p)};
+  });
+}
+
+}  // namespace ts::vk

@@ -1,0 +1,107 @@
+#pragma once
+// The Vulkan runtime: one instance, device and compute queue per process, device buffers with
+// host-visible staging, one-shot command submission, and the validation messages collected for the
+// op that caused them.
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <vulkan/vulkan.h>
+
+#include "core/error.h"
+
+namespace ts::vk {
+
+// Turns a failed VkResult into an Error naming the call ("vkCreateBuffer: VK_ERROR_OUT_OF_DEVICE_MEMORY").
+void vk_check(VkResult r, const char* call);
+#define TS_VK(expr) ::ts::vk::vk_check((expr), #expr)
+const char* result_name(VkResult r);
+
+struct DeviceInfo {
+  std::string name;
+  VkPhysicalDeviceProperties props{};
+  uint32_t subgroup_size = 0;
+  bool subgroup_arithmetic = false;  // KHR arithmetic + basic in the compute stage
+  bool storage16 = false;            // storageBuffer16BitAccess: F16 / BF16 tensors
+  bool int16 = false;                // shaderInt16
+  bool timestamps = false;
+  double timestamp_period_ns = 1;
+};
+
+class Context {
+ public:
+  // Throws Error with the reason when there is no usable device (the backend reports it unavailable).
+  Context();
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  VkDevice device() const { return device_; }
+  VkQueue queue() const { return queue_; }
+  uint32_t queue_family() const { return family_; }
+  VkPipelineCache pipeline_cache() const { return pipeline_cache_; }
+  VkCommandPool command_pool() const { return pool_; }
+  const DeviceInfo& info() const { return info_; }
+  bool validation() const { return messenger_ != VK_NULL_HANDLE; }
+
+  uint32_t memory_type(uint32_t type_bits, VkMemoryPropertyFlags want, VkMemoryPropertyFlags prefer) const;
+
+  // Validation messages of severity warning or error since the last call, joined; empty when none.
+  std::string take_messages();
+  // Throws Error quoting the validation messages (if any) raised while doing `what`.
+  void check_messages(const std::string& what);
+  void add_message(std::string m);
+
+  // Records with `record`, submits, waits on a fence.
+  template <class F> void submit_and_wait(F&& record) {
+    VkCommandBuffer cb = begin_one_shot();
+    record(cb);
+    end_one_shot(cb);
+  }
+  VkCommandBuffer begin_one_shot();
+  void end_one_shot(VkCommandBuffer cb);
+  void submit(VkCommandBuffer cb);  // a pre-recorded buffer, waited on
+
+ private:
+  void release();
+
+  VkInstance instance_ = VK_NULL_HANDLE;
+  VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
+  VkPhysicalDevice phys_ = VK_NULL_HANDLE;
+  VkDevice device_ = VK_NULL_HANDLE;
+  VkQueue queue_ = VK_NULL_HANDLE;
+  uint32_t family_ = 0;
+  VkPhysicalDeviceMemoryProperties mem_{};
+  VkPipelineCache pipeline_cache_ = VK_NULL_HANDLE;
+  VkCommandPool pool_ = VK_NULL_HANDLE;
+  VkFence fence_ = VK_NULL_HANDLE;
+  DeviceInfo info_;
+  std::mutex mu_;
+  std::vector<std::string> messages_;
+};
+
+// A buffer and its memory. Device-local ones are the tensors; host-visible ones stage copies.
+class Buffer {
+ public:
+  Buffer() = default;
+  Buffer(Context& ctx, VkDeviceSize bytes, bool host_visible);
+  ~Buffer();
+  Buffer(Buffer&& o) noexcept { *this = std::move(o); }
+  Buffer& operator=(Buffer&& o) noexcept;
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+
+  VkBuffer get() const { return buf_; }
+  VkDeviceSize size() const { return size_; }
+  void* mapped() const { return map_; }
+
+ private:
+  Context* ctx_ = nullptr;
+  VkBuffer buf_ = VK_NULL_HANDLE;
+  VkDeviceMemory mem_ = VK_NULL_HANDLE;
+  VkDeviceSize size_ = 0;
+  void* map_ = nullptr;
+};
+
+}  // namespace ts::vk
