@@ -46,22 +46,25 @@ using Queue = Handle<cl_command_queue, clReleaseCommandQueue>;
 using Buffer = Handle<cl_mem, clReleaseMemObject>;
 using Event = Handle<cl_event, clReleaseEvent>;
 
-// The first device of the first platform that has one.
-cl_device_id first_device(std::string& name) {
+// The first device of the first platform that has one; no id and the reason when there is none.
+struct Device {
+  cl_device_id id = nullptr;
+  std::string name_or_reason;
+};
+Device first_device() {
   cl_uint np = 0;
-  if (clGetPlatformIDs(0, nullptr, &np) != CL_SUCCESS || np == 0) fail("no OpenCL platform");
+  if (clGetPlatformIDs(0, nullptr, &np) != CL_SUCCESS || np == 0) return {nullptr, "no OpenCL platform"};
   std::vector<cl_platform_id> platforms(np);
-  cl_check(clGetPlatformIDs(np, platforms.data(), nullptr), "clGetPlatformIDs");
+  if (clGetPlatformIDs(np, platforms.data(), nullptr) != CL_SUCCESS) return {nullptr, "clGetPlatformIDs failed"};
   for (cl_platform_id p : platforms) {
     cl_device_id d = nullptr;
     cl_uint nd = 0;
     if (clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &d, &nd) != CL_SUCCESS || nd == 0) continue;
     char buf[256] = {};
     clGetDeviceInfo(d, CL_DEVICE_NAME, sizeof buf - 1, buf, nullptr);
-    name = buf;
-    return d;
+    return {d, buf};
   }
-  fail("no OpenCL device on {} platform(s)", np);
+  return {nullptr, fmt::format("no OpenCL device on {} platform(s)", np)};
 }
 
 cl_ulong profile(cl_event e, cl_profiling_info what) {
@@ -113,10 +116,11 @@ struct ClblastSetup final : Setup {
   }
 };
 
-std::unique_ptr<ClblastSetup> make_setup(const SgemmShape& shape) {
+std::unique_ptr<ClblastSetup> make_setup(const SgemmShape& shape, const Device& device) {
   auto s = std::make_unique<ClblastSetup>();
   s->shape = shape;
-  cl_device_id dev = first_device(s->device);
+  s->device = device.name_or_reason;
+  cl_device_id dev = device.id;
   cl_int err = CL_SUCCESS;
   *s->ctx.out() = clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &err);
   cl_check(err, "clCreateContext");
@@ -142,9 +146,11 @@ std::unique_ptr<ClblastSetup> make_setup(const SgemmShape& shape) {
 }
 
 void clblast_bench(benchmark::State& state, const SgemmShape& shape, const std::string& key) {
+  static const Device device = first_device();
+  if (!device.id) return state.SkipWithError(("unavailable: " + device.name_or_reason).c_str());
   ClblastSetup* s = nullptr;
   try {
-    s = &setup_once<ClblastSetup>(key, [&] { return make_setup(shape); });
+    s = &setup_once<ClblastSetup>(key, [&] { return make_setup(shape, device); });
   } catch (const std::exception& e) {
     return state.SkipWithError(fmt::format("setup failed: {}", e.what()).c_str());
   }

@@ -3,7 +3,9 @@
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
+#include <exception>
 #include <memory>
+#include <new>
 
 #include "bench/all_cores.h"
 #include "bench/baselines.h"
@@ -48,6 +50,8 @@ void stream_triad(benchmark::State& state) {
     s = &setup_once<TriadSetup>("baseline/stream_triad", make_setup);
   } catch (const std::bad_alloc&) {
     return state.SkipWithError("setup failed: cannot allocate 3 x 128 MiB");
+  } catch (const std::exception& e) {
+    return state.SkipWithError(fmt::format("setup failed: {}", e.what()).c_str());
   }
   for (auto _ : state) {
     const double secs = timed_on_all_cores(s->workers, [&](int w) {

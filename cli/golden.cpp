@@ -84,7 +84,7 @@ int regen(const Args& a) {
     for (const CaseSpec& spec : op->cases()) {
       if (spec.tier > Tier::Ci) continue;
       for (DType dt : spec.dtypes) {
-        const uint64_t seed = stable_hash(op->name() + "/" + spec.name + "/" + std::string(dtype_name(dt)));
+        const uint64_t seed = case_seed(*op, spec.name, dt);
         const Case c = generate_case(*op, spec.params, dt, seed);
         const SafetensorsFile file = case_to_file(*op, c.params, c.tensors, c.expected, c.seed);
         if (serialize_safetensors(file).size() > kMaxGoldenFileBytes) {

@@ -15,6 +15,8 @@ constexpr const char* kUsage = R"(usage: touchstone <command> [options]
 
   list [--backend NAME] [--markdown]      ops x backends: supported, or why not
        [--supported]                      (with --backend: the ops it supports, one per line)
+  matrix [--backend NAME] [--op NAME] [--tier smoke|ci|full]
+                                          run the conformance cases; print op x backend pass counts
   cases [--op NAME] [--tier smoke|ci|full] the conformance cases and benchmark presets of each op
   gen OP CASE --out FILE [--dtype F32|F16|BF16] [--seed N]
                                           write a generated case (inputs + expected.*) as a case file
@@ -43,6 +45,7 @@ int main(int argc, char** argv) {
     using namespace ts::cli;
     if (cmd == "list") return cmd_list(args);
     if (cmd == "cases") return cmd_cases(args);
+    if (cmd == "matrix") return cmd_matrix(args);
     if (cmd == "gen") return cmd_gen(args);
     if (cmd == "run") return cmd_run(args);
     if (cmd == "check") return cmd_check(args);

@@ -45,7 +45,7 @@ int cmd_gen(const std::vector<std::string>& argv) {
           "--dtype must be F32, F16 or BF16, not '{}'", *d);
     dt = *parsed;
   }
-  uint64_t seed = stable_hash(op.name() + "/" + spec->name + "/" + std::string(dtype_name(dt)));
+  uint64_t seed = case_seed(op, spec->name, dt);
   if (auto s = a.get("seed")) {
     try {
       size_t used = 0;

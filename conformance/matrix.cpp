@@ -64,7 +64,9 @@ class CaseTest : public ::testing::Test {
     Backend& b = backend(backend_);
     if (!b.availability().ok) GTEST_SKIP() << "backend " << backend_ << " unavailable: " << b.availability().detail;
     if (auto s = b.supports(op_, dt_); !s.ok) GTEST_SKIP() << "unsupported: " << s.reason;
-    const uint64_t seed = stable_hash(op_.name() + "/" + spec_.name + "/" + std::string(dtype_name(dt_))) ^ o_.seed;
+    const uint64_t seed = case_seed(op_, spec_.name, dt_) ^ o_.seed;
+    RecordProperty("seed", std::to_string(seed));  // in --gtest_output=xml/json for every case
+    RecordProperty("params", params_str(op_.to_map(spec_.params)));
     const Case c = generate_case(op_, spec_.params, dt_, seed);
     judge(o_, name_, b, c, spec_.name);
   }

@@ -66,6 +66,10 @@ SafetensorsFile case_to_file(const Op& op, const Params& p, const TensorMap& inp
   return f;
 }
 
+uint64_t case_seed(const Op& op, const std::string& case_name, DType dt) {
+  return stable_hash(op.name() + "/" + case_name + "/" + std::string(dtype_name(dt)));
+}
+
 Case generate_case(const Op& op, const Params& p, DType dt, uint64_t seed) {
   Case c;
   c.op = &op;

@@ -29,6 +29,10 @@ Case load_case(const std::string& path);
 SafetensorsFile case_to_file(const Op& op, const Params& p, const TensorMap& inputs, const TensorMap& expected,
                              std::optional<uint64_t> seed);
 
+// The seed of a generated case: a stable hash of op, case and dtype, the same in the matrix, the
+// goldens and `touchstone gen`, so a printed seed reproduces the case anywhere.
+uint64_t case_seed(const Op& op, const std::string& case_name, DType dt);
+
 // Generates a case from its description: inputs from `seed`, expected outputs from the reference.
 Case generate_case(const Op& op, const Params& p, DType dt, uint64_t seed);
 

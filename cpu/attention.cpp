@@ -32,6 +32,40 @@ HWY_INLINE void ExpShifted(float* s, float m, int64_t n) {
   for (; i < n; ++i) s[i] = std::exp(s[i] - m);
 }
 
+// acc[c] += sum_j p[j] * v[j][c], v row j at v0 + j * vstride; acc held in registers across keys.
+HWY_INLINE void AccumulateValues(const float* HWY_RESTRICT p, int64_t n, const float* v0, int64_t vstride,
+                                 float* HWY_RESTRICT acc, int64_t dv) {
+  const DF d;
+  const int64_t N = hn::Lanes(d);
+  int64_t c = 0;
+  for (; c + 4 * N <= dv; c += 4 * N) {
+    VF a0 = hn::LoadU(d, acc + c), a1 = hn::LoadU(d, acc + c + N);
+    VF a2 = hn::LoadU(d, acc + c + 2 * N), a3 = hn::LoadU(d, acc + c + 3 * N);
+    for (int64_t j = 0; j < n; ++j) {
+      const VF pj = hn::Set(d, p[j]);
+      const float* vr = v0 + j * vstride + c;
+      a0 = hn::MulAdd(pj, hn::LoadU(d, vr), a0);
+      a1 = hn::MulAdd(pj, hn::LoadU(d, vr + N), a1);
+      a2 = hn::MulAdd(pj, hn::LoadU(d, vr + 2 * N), a2);
+      a3 = hn::MulAdd(pj, hn::LoadU(d, vr + 3 * N), a3);
+    }
+    hn::StoreU(a0, d, acc + c);
+    hn::StoreU(a1, d, acc + c + N);
+    hn::StoreU(a2, d, acc + c + 2 * N);
+    hn::StoreU(a3, d, acc + c + 3 * N);
+  }
+  for (; c + N <= dv; c += N) {
+    VF a0 = hn::LoadU(d, acc + c);
+    for (int64_t j = 0; j < n; ++j) a0 = hn::MulAdd(hn::Set(d, p[j]), hn::LoadU(d, v0 + j * vstride + c), a0);
+    hn::StoreU(a0, d, acc + c);
+  }
+  for (; c < dv; ++c) {
+    float a = acc[c];
+    for (int64_t j = 0; j < n; ++j) a += p[j] * v0[j * vstride + c];
+    acc[c] = a;
+  }
+}
+
 template <class T> void AttendT(const AttnTask& task, const AttnBlock& blk, const KvView& kv, float scale) {
   const int64_t dk = kv.d1 + kv.d2;
   // K rows used in place when they are F32 and in one piece; otherwise widened per tile.
@@ -92,10 +126,9 @@ template <class T> void AttendT(const AttnTask& task, const AttnBlock& blk, cons
         m = mn;
       }
       ExpShifted(s, mn, b - a);
-      for (int64_t j = a; j < b; ++j) {
-        l += s[j - a];
-        Axpy(s[j - a], vrow(j), acc, kv.dv);
-      }
+      for (int64_t j = a; j < b; ++j) l += s[j - a];
+      const int64_t vstride = b - a > 1 ? vrow(a + 1) - vrow(a) : 0;  // every layout here is strided
+      AccumulateValues(s, b - a, vrow(a), vstride, acc, kv.dv);
     }
   }
 }

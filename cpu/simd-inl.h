@@ -46,7 +46,7 @@ HWY_INLINE void StoreF(DF d, VF v, hwy::float16_t* p) {
   for (size_t i = 0; i < hn::Lanes(d); ++i) p[i] = from_f<hwy::float16_t>(lanes[i]);
 #endif
 }
-HWY_INLINE void StoreF(DF d, VF v, hwy::bfloat16_t* p) {
+HWY_INLINE void StoreF(DF /*d*/, VF v, hwy::bfloat16_t* p) {
   // Highway's BF16 demotion truncates; round to nearest even on the bits (NaN kept quiet).
   const hn::RebindToUnsigned<DF> du;
   const hn::RebindToSigned<DF> di;

@@ -1,4 +1,5 @@
 // gemm: the tiled kernel for m > 8, the GEMV kernel (bandwidth-bound on the weight) for m <= 8.
+#include <cstdio>
 #include <cstdlib>
 
 #include "core/ops/core_params.h"
@@ -8,20 +9,22 @@ namespace ts::ocl {
 namespace {
 
 struct GemmTile {
-  int tm, tn, tk, rm, vw, nv;  // register block: rm x (nv vectors of vw)
+  int tm, tn, tk, wx, wy, rm, vw, nv;  // tile, k slab, work-group, register block rm x (nv x vw)
 };
 
-// Tuned on PoCL (2 x Zen 4 cores, AVX-512): 16 work-items wide matches the SIMD width the driver
-// maps dim 0 onto, and a deep k slab keeps the register block busy between barriers. On a GPU the
-// same tile is a 16 x 8 work-group with 4 x 8 register blocks and 24 KiB of local memory.
+// CPU drivers (PoCL): one work-item per group walking 8 x 32 register blocks (16 AVX-512
+// accumulators) over a 64 x 64 tile: PoCL keeps private values that live across barriers in
+// per-work-item memory, so only a single work-item keeps its blocks in registers.
+// GPUs: 16 x 16 work-items with a 4 x 4 register block each, 16 KiB of local memory.
 GemmTile gemm_tile(const DeviceLimits& lim) {
-  GemmTile t{64, 64, 64, 8, 16, 1};
-  if (const char* env = std::getenv("TOUCHSTONE_OPENCL_GEMM_TILE"))  // tuning knob: "TM,TN,TK,RM,VW,NV"
-    std::sscanf(env, "%d,%d,%d,%d,%d,%d", &t.tm, &t.tn, &t.tk, &t.rm, &t.vw, &t.nv);
+  GemmTile t = lim.cpu ? GemmTile{64, 64, 128, 1, 1, 8, 16, 2} : GemmTile{64, 64, 32, 16, 16, 4, 4, 1};
+  if (const char* env = std::getenv("TOUCHSTONE_OPENCL_GEMM_TILE"))  // tuning knob, the fields in order
+    std::sscanf(env, "%d,%d,%d,%d,%d,%d,%d,%d", &t.tm, &t.tn, &t.tk, &t.wx, &t.wy, &t.rm, &t.vw, &t.nv);
   // Shrink the k slab until both staged slabs fit the device's local memory.
   while (t.tk > 4 && static_cast<size_t>(t.tk) * (t.tm + t.tn + 4) * 4 > lim.local_mem) t.tk /= 2;
-  // Fewer, larger register blocks when the work-group would exceed the device's limit.
-  while (static_cast<size_t>(t.tm / t.rm) * (t.tn / (t.vw * t.nv)) > lim.max_work_group) t.rm *= 2;
+  check(static_cast<size_t>(t.wx) * t.wy <= lim.max_work_group && t.tm % (t.wy * t.rm) == 0 &&
+            t.tn % (t.wx * t.vw * t.nv) == 0 && t.tk % 4 == 0,
+        "OpenCL gemm: inconsistent tile {}x{}x{} / {}x{} / {}x{}x{}", t.tm, t.tn, t.tk, t.wx, t.wy, t.rm, t.nv, t.vw);
   return t;
 }
 
@@ -37,9 +40,9 @@ void plan_gemm(Planner& pl) {
   const GemmTile t = gemm_tile(pl.limits());
   const bool even = p.m % t.tm == 0 && p.n % t.tn == 0 && p.k % t.tk == 0;
   const std::string defs =
-      fmt::format("-DTM={} -DTN={} -DTK={} -DRM={} -DVW={} -DNV={}{}", t.tm, t.tn, t.tk, t.rm, t.vw, t.nv,
-                  even ? " -DEVEN" : "");
-  const size_t wx = t.tn / (t.vw * t.nv), wy = t.tm / t.rm;
+      fmt::format("-DTM={} -DTN={} -DTK={} -DWX={} -DWY={} -DRM={} -DVW={} -DNV={}{}", t.tm, t.tn, t.tk, t.wx,
+                  t.wy, t.rm, t.vw, t.nv, even ? " -DEVEN" : "");
+  const size_t wx = t.wx, wy = t.wy;
   pl.dispatch(pl.kernel("gemm.cl", "gemm_tiled", defs), {ceil_div(p.n, t.tn) * wx, ceil_div(p.m, t.tm) * wy},
               {wx, wy}, pl.buf("a"), pl.buf("b"), pl.buf("out"), p.m, p.n, p.k);
 }

@@ -75,6 +75,7 @@ Runtime::Runtime() {
   limits_.local_mem = static_cast<size_t>(device_value<cl_ulong>(device_, CL_DEVICE_LOCAL_MEM_SIZE));
   limits_.max_alloc = static_cast<size_t>(device_value<cl_ulong>(device_, CL_DEVICE_MAX_MEM_ALLOC_SIZE));
   limits_.compute_units = device_value<cl_uint>(device_, CL_DEVICE_MAX_COMPUTE_UNITS);
+  limits_.cpu = (device_value<cl_device_type>(device_, CL_DEVICE_TYPE) & CL_DEVICE_TYPE_CPU) != 0;
   limits_.base_align_bytes = device_value<cl_uint>(device_, CL_DEVICE_MEM_BASE_ADDR_ALIGN) / 8;
   check(kGuardBytes % limits_.base_align_bytes == 0, "{}: sub-buffer alignment {} does not divide the guard zone",
         device_name_, limits_.base_align_bytes);

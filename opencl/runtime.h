@@ -49,6 +49,7 @@ struct DeviceLimits {
   size_t max_alloc = 0;        // CL_DEVICE_MAX_MEM_ALLOC_SIZE, bytes
   cl_uint compute_units = 1;
   cl_uint base_align_bytes = 128;
+  bool cpu = false;            // CL_DEVICE_TYPE_CPU: kernels pick their CPU-driver variants
 };
 
 class Runtime {

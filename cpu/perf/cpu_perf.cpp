@@ -20,11 +20,21 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-// Best-of-N wall time of f (the first call warms caches and page tables).
+// Evicts the caches (the L3 of this EPYC holds a whole rms_norm case): memory-bound figures are then
+// DRAM figures, comparable with the triad.
+void flush_caches() {
+  static std::vector<float> junk(64 << 20);
+  ts::cpu::parallel_for(static_cast<int64_t>(junk.size()), 1 << 16, [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) junk[i] += 1.0f;
+  });
+}
+
+// Best-of-N wall time of f (the first call warms page tables), caches flushed before each timed call.
 template <class F> double best_time(int reps, F&& f) {
   f();
   double best = 1e30;
   for (int i = 0; i < reps; ++i) {
+    flush_caches();
     const auto t0 = Clock::now();
     f();
     best = std::min(best, seconds_since(t0));

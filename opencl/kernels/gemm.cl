@@ -1,18 +1,20 @@
 // gemm: out[m, n] = sum_k a[m, k] * b[n, k]. Both operands are k-contiguous.
-// A work-group computes a TM x TN tile of out. It stages TK-deep slabs of a (as stored, [TM][TK]) and
-// of b (transposed, [TK][TN]) in local memory, then each work-item accumulates an RM x RN register
-// block as RM x NV vectors of VW floats (RN = NV * VW): an outer product per k of RM broadcast a
-// values and NV vectors of b. Explicit vectors map onto GPU vector loads and onto the SIMD registers
-// of CPU drivers alike.
-//   -DTM -DTN -DTK -DRM -DVW -DNV; -DEVEN when m % TM == n % TN == k % TK == 0 (no bounds checks).
+// A work-group of WX x WY work-items computes a TM x TN tile of out. It stages TK-deep slabs of a
+// (as stored, [TM][TK]) and of b (transposed, [TK][TN]) in local memory. Each work-item owns a
+// (TM/WY) x (TN/WX) sub-tile, which it walks in register blocks of RM rows x NV vectors of VW
+// columns: per k an outer product of RM broadcast a values and NV vectors of b.
+//   GPUs: many work-items, one register block each (the sub-tile is the block).
+//   CPU drivers: few work-items, several blocks each; the slabs in local memory are then the packed
+//   panels of a BLAS macro-kernel and the blocks stay in SIMD registers across the k loop.
+//   -DTM -DTN -DTK -DWX -DWY -DRM -DVW -DNV; -DEVEN when m % TM == n % TN == k % TK == 0.
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
 #define vec_t CAT(float, VW)
 #define VLOAD CAT(vload, VW)
 #define VSTORE CAT(vstore, VW)
 #define RN (NV * VW)
-#define WX (TN / RN)
-#define WY (TM / RM)
+#define SM (TM / WY)  // sub-tile of one work-item
+#define SN (TN / WX)
 #define NT (WX * WY)
 #define APAD 4  // keeps the rows of as off one bank while staying 16-byte aligned
 
@@ -24,9 +26,9 @@ void gemm_tiled(__global const st_t* a, __global const st_t* b, __global st_t* o
   const int tid = ly * WX + lx;
   const int row0 = get_group_id(1) * TM, col0 = get_group_id(0) * TN;
 
-  vec_t acc[RM][NV];
-  for (int i = 0; i < RM; ++i)
-    for (int v = 0; v < NV; ++v) acc[i][v] = (vec_t)(0.0f);
+  vec_t acc[SM][SN / VW];
+  for (int i = 0; i < SM; ++i)
+    for (int v = 0; v < SN / VW; ++v) acc[i][v] = (vec_t)(0.0f);
 
   for (int k0 = 0; k0 < k; k0 += TK) {
     // Four consecutive k per work-item, consecutive work-items along k: coalesced reads.
@@ -53,35 +55,53 @@ void gemm_tiled(__global const st_t* a, __global const st_t* b, __global st_t* o
 #endif
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int kk = 0; kk < TK; ++kk) {
-      vec_t bv[NV];
-      for (int v = 0; v < NV; ++v) bv[v] = VLOAD(0, &bs[kk][lx * RN + v * VW]);
-      for (int i = 0; i < RM; ++i) {
-        const vec_t av = (vec_t)(as[ly * RM + i][kk]);
-        for (int v = 0; v < NV; ++v) acc[i][v] = fma(av, bv[v], acc[i][v]);
+    for (int bi = 0; bi < SM; bi += RM)
+      for (int bj = 0; bj < SN; bj += RN) {
+        // The register block: fully unrolled so that it lives in registers across the k loop.
+        vec_t c[RM][NV];
+#pragma unroll
+        for (int i = 0; i < RM; ++i)
+#pragma unroll
+          for (int v = 0; v < NV; ++v) c[i][v] = acc[bi + i][bj / VW + v];
+        __local const float* ap = &as[ly * SM + bi][0];
+        __local const float* bp = &bs[0][lx * SN + bj];
+        for (int kk = 0; kk < TK; ++kk) {
+          vec_t bv[NV];
+#pragma unroll
+          for (int v = 0; v < NV; ++v) bv[v] = VLOAD(0, bp + kk * TN + v * VW);
+#pragma unroll
+          for (int i = 0; i < RM; ++i) {
+            const vec_t av = (vec_t)(ap[i * (TK + APAD) + kk]);
+#pragma unroll
+            for (int v = 0; v < NV; ++v) c[i][v] = fma(av, bv[v], c[i][v]);
+          }
+        }
+#pragma unroll
+        for (int i = 0; i < RM; ++i)
+#pragma unroll
+          for (int v = 0; v < NV; ++v) acc[bi + i][bj / VW + v] = c[i][v];
       }
-    }
     barrier(CLK_LOCAL_MEM_FENCE);
   }
 
-  for (int i = 0; i < RM; ++i) {
-    const int row = row0 + ly * RM + i;
-    for (int v = 0; v < NV; ++v) {
-      const int col = col0 + lx * RN + v * VW;
-#ifdef EVEN
-#if defined(DT_F32)
+  for (int i = 0; i < SM; ++i) {
+    const int row = row0 + ly * SM + i;
+    for (int v = 0; v < SN / VW; ++v) {
+      const int col = col0 + lx * SN + v * VW;
+#if defined(EVEN) && defined(DT_F32)
       VSTORE(acc[i][v], 0, out + (size_t)row * n + col);
 #else
       float r[VW];
       VSTORE(acc[i][v], 0, r);
-      for (int q = 0; q < VW; ++q) ST(out, (size_t)row * n + col + q, r[q]);
-#endif
-#else
-      float r[VW];
-      VSTORE(acc[i][v], 0, r);
+#ifndef EVEN
       if (row < m)
-        for (int q = 0; q < VW; ++q)
-          if (col + q < n) ST(out, (size_t)row * n + col + q, r[q]);
+#endif
+        for (int q = 0; q < VW; ++q) {
+#ifndef EVEN
+          if (col + q < n)
+#endif
+            ST(out, (size_t)row * n + col + q, r[q]);
+        }
 #endif
     }
   }

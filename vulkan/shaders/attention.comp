@@ -38,7 +38,7 @@ layout(push_constant) uniform Push {
 } p;
 
 shared float sq[BQ][HD_MAX];
-shared float skv[BK][HD_MAX];
+shared float skv[BK * HD_MAX];  // the K tile d-major, then the V tile row-major
 shared float sp[BQ][BK];
 shared float sm[BQ], sl[BQ], scorr[BQ];
 
@@ -81,6 +81,7 @@ void main() {
   barrier();
 
   for (uint j0 = j_begin; j0 < j_end; j0 += BK) {
+    // K tile stored d-major, so the score loop below reads consecutive keys in neighbouring lanes.
     for (uint e = t; e < BK * p.dqk; e += WG) {
       const uint jj = e / p.dqk, d = e % p.dqk, j = j0 + jj;
       float x = 0.0;
@@ -88,22 +89,25 @@ void main() {
         x = d < p.dk1 ? ld(k1[slot * p.k1_hs + j * p.dk1 + d])
                       : ld(k2[slot * p.k2_hs + j * (p.dqk - p.dk1) + d - p.dk1]);
       }
-      skv[jj][d] = x;
+      skv[d * BK + jj] = x;
     }
     barrier();
-    for (uint e = t; e < BQ * BK; e += WG) {
-      const uint rr = e / BK, jj = e % BK, r = r0 + rr, j = j0 + jj;
-      float s = NEG_INF;
-      if (r < nrows && j < j_end) {
-        const uint pos = p.pos_offset + r % p.q_len;
-        const bool visible = (p.causal == 0u || j <= pos) && (p.window == 0u || j + p.window >= pos + 1u);
-        if (visible) {
-          float dot = 0.0;
-          for (uint d = 0; d < p.dqk; ++d) dot = fma(sq[rr][d], skv[jj][d], dot);
-          s = dot * p.scale;
+    {
+      const uint jj = t % BK, j = j0 + jj;
+      for (uint rr = t / BK; rr < BQ; rr += WG / BK) {
+        const uint r = r0 + rr;
+        float s = NEG_INF;
+        if (r < nrows && j < j_end) {
+          const uint pos = p.pos_offset + r % p.q_len;
+          const bool visible = (p.causal == 0u || j <= pos) && (p.window == 0u || j + p.window >= pos + 1u);
+          if (visible) {
+            float dot = 0.0;
+            for (uint d = 0; d < p.dqk; ++d) dot = fma(sq[rr][d], skv[d * BK + jj], dot);
+            s = dot * p.scale;
+          }
         }
+        sp[rr][jj] = s;
       }
-      sp[rr][jj] = s;
     }
     barrier();
     if (t < BQ) {  // online softmax: one invocation per row
@@ -128,7 +132,7 @@ void main() {
     // K is no longer needed: stage V in the same shared tile.
     for (uint e = t; e < BK * p.dv; e += WG) {
       const uint jj = e / p.dv, d = e % p.dv, j = j0 + jj;
-      skv[jj][d] = j < j_end ? ld(v[slot * p.v_hs + j * p.dv + d]) : 0.0;
+      skv[jj * HD_MAX + d] = j < j_end ? ld(v[slot * p.v_hs + j * p.dv + d]) : 0.0;
     }
     barrier();
     for (uint c = 0; c < DPT; ++c) {
@@ -138,7 +142,7 @@ void main() {
         float a = acc[rr][c] * scorr[rr];
         for (uint jj = 0; jj < BK; ++jj) {
           const float pj = sp[rr][jj];
-          if (pj != 0.0) a = fma(pj, skv[jj][d], a);  // an invisible key contributes nothing, even NaN
+          if (pj != 0.0) a = fma(pj, skv[jj * HD_MAX + d], a);  // an invisible key contributes nothing, even NaN
         }
         acc[rr][c] = a;
       }

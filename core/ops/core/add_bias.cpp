@@ -15,7 +15,9 @@ const Op& op_add_bias() {
       .name = "add_bias",
       .family = "core",
       .summary = "data[r, c] += bias[c]",
-      .tensors = [](const AddBiasParams& p) { return std::vector{inout("data", {p.rows, p.cols}), in("bias", {p.cols})}; },
+      .tensors = [](const AddBiasParams& p) {
+        return std::vector{inout("data", {p.rows, p.cols}), in("bias", {p.cols})};
+      },
       .validate_params = [](const AddBiasParams& p) { positive(p.rows, "rows"); positive(p.cols, "cols"); },
       .generate = [](const AddBiasParams&, TensorMap& t, Rng& r) { normal(t["data"], r); normal(t["bias"], r); },
       .reference = ref::add_bias,

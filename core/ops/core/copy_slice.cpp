@@ -17,15 +17,19 @@ const Op& op_copy_slice() {
       .name = "copy_slice",
       .family = "core",
       .summary = "dst[dst_offset + i] = src[src_offset + i], i < len",
-      .tensors = [](const CopySliceParams& p) { return std::vector{in("src", {p.src_len}), inout("dst", {p.dst_len})}; },
+      .tensors = [](const CopySliceParams& p) {
+        return std::vector{in("src", {p.src_len}), inout("dst", {p.dst_len})};
+      },
       .validate_params = [](const CopySliceParams& p) {
         non_negative(p.src_offset, "src_offset");
         non_negative(p.dst_offset, "dst_offset");
         positive(p.len, "len");
-        check(p.src_offset + p.len <= p.src_len, "copy_slice: src_offset {} + len {} runs past the end of src ({} elements)",
-              p.src_offset, p.len, p.src_len);
-        check(p.dst_offset + p.len <= p.dst_len, "copy_slice: dst_offset {} + len {} runs past the end of dst ({} elements)",
-              p.dst_offset, p.len, p.dst_len);
+        check(p.src_offset + p.len <= p.src_len,
+              "copy_slice: src_offset {} + len {} runs past the end of src ({} elements)", p.src_offset, p.len,
+              p.src_len);
+        check(p.dst_offset + p.len <= p.dst_len,
+              "copy_slice: dst_offset {} + len {} runs past the end of dst ({} elements)", p.dst_offset, p.len,
+              p.dst_len);
       },
       .infer = [](CopySliceParams& p, const TensorMap& t) {
         p.src_len = dim_of(t, "src", 1, 0);

@@ -23,7 +23,9 @@ const Op& op_embedding_lookup() {
       .validate_params = [](const EmbeddingLookupParams& p) {
         positive(p.dim, "dim"); positive(p.vocab, "vocab (table rows)"); positive(p.n, "n (number of ids)");
       },
-      .validate_data = [](const EmbeddingLookupParams& p, const TensorMap& t) { indices_below(t, "ids", p.vocab, "vocab"); },
+      .validate_data = [](const EmbeddingLookupParams& p, const TensorMap& t) {
+        indices_below("embedding_lookup", t, "ids", p.vocab, "vocab");
+      },
       .infer = [](EmbeddingLookupParams& p, const TensorMap& t) {
         p.vocab = dim_of(t, "table", 2, 0);
         p.n = dim_of(t, "ids", 1, 0);

@@ -25,7 +25,7 @@ const Op& op_embedding_lookup_dev() {
         positive(p.batch, "batch"); positive(p.dim, "dim"); positive(p.vocab, "vocab (table rows)");
       },
       .validate_data = [](const EmbeddingLookupDevParams& p, const TensorMap& t) {
-        indices_below(t, "ids", p.vocab, "vocab");
+        indices_below("embedding_lookup_dev", t, "ids", p.vocab, "vocab");
       },
       .infer = [](EmbeddingLookupDevParams& p, const TensorMap& t) { p.vocab = dim_of(t, "table", 2, 0); },
       .generate = [](const EmbeddingLookupDevParams& p, TensorMap& t, Rng& r) {

@@ -1,5 +1,6 @@
 // flash_attention: softmax attention of a chunk of q_len queries at pos_offset over kv_len cached rows
 // (row stride kv_seq_stride), GQA, causal and sliding-window masking.
+#include <algorithm>
 #include <cmath>
 
 #include "core/ops/core/attention_common.h"
@@ -73,6 +74,10 @@ const Op& op_flash_attention() {
           {"window8_noncausal", Tier::Ci,
            {.q_len = 5, .kv_len = 40, .pos_offset = 20, .num_heads = 2, .num_kv_heads = 1, .head_dim = 64,
             .scale = s64, .sliding_window = 8}},
+          // Queries at 20..23 over 60 keys: causality, not kv_len, ends each query's keys.
+          {"causal_mid_chunk_hd80", Tier::Ci,
+           {.q_len = 4, .kv_len = 60, .pos_offset = 20, .num_heads = 4, .num_kv_heads = 2, .head_dim = 80,
+            .causal = true, .scale = s80}},
           // Rows 61..95 of each kv head are NaN padding the kernel must skip.
           {"kv_stride96_len61_b2", Tier::Ci,
            {.batch = 2, .q_len = 3, .kv_len = 61, .pos_offset = 58, .num_heads = 4, .num_kv_heads = 2, .head_dim = 64,

@@ -39,12 +39,12 @@ inline void index_values(Tensor& ids, int64_t bound, Rng& r) {
 }
 
 // Every U32 value of tensor `name` below `bound`: an index past it is an Error, never a read.
-inline void indices_below(const TensorMap& t, const char* name, int64_t bound, const char* bound_name) {
+inline void indices_below(const char* op, const TensorMap& t, const char* name, int64_t bound, const char* bound_name) {
   const Tensor& ids = t.at(name);
   const uint32_t* v = ids.as<uint32_t>();
   for (int64_t i = 0; i < ids.numel(); ++i)
-    check(static_cast<int64_t>(v[i]) < bound, "{}[{}] = {} is out of range: must be below {} = {}", name, i, v[i],
-          bound_name, bound);
+    check(static_cast<int64_t>(v[i]) < bound, "{}: {}[{}] = {} is out of range: must be below {} = {}", op, name, i,
+          v[i], bound_name, bound);
 }
 
 inline void eps_ok(float eps) { check(eps >= 0, "parameter 'eps' must not be negative, is {}", eps); }

@@ -20,7 +20,9 @@ const Op& op_layer_norm() {
         return std::vector{in("x", {p.tokens, p.dim}), in("gamma", {p.dim}), in("beta", {p.dim}),
                            out("out", {p.tokens, p.dim})};
       },
-      .validate_params = [](const LayerNormParams& p) { positive(p.tokens, "tokens"); positive(p.dim, "dim"); eps_ok(p.eps); },
+      .validate_params = [](const LayerNormParams& p) {
+        positive(p.tokens, "tokens"); positive(p.dim, "dim"); eps_ok(p.eps);
+      },
       .generate = [](const LayerNormParams& p, TensorMap& t, Rng& r) {
         scaled_rows(t["x"], p.tokens, p.dim, r);
         normal(t["gamma"], r);

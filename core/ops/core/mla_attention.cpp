@@ -57,6 +57,10 @@ const Op& op_mla_attention() {
           {"chunked_prefill_b2", Tier::Ci,
            {.batch = 2, .q_len = 8, .kv_len = 58, .pos_offset = 50, .num_heads = 3, .causal = true, .scale = s80,
             .kv_lora_rank = 64, .qk_rope_head_dim = 16}},
+          // Queries at 10..13 over 40 keys: causality, not kv_len, ends each query's keys.
+          {"causal_mid_chunk", Tier::Ci,
+           {.q_len = 4, .kv_len = 40, .pos_offset = 10, .num_heads = 2, .causal = true, .scale = s80, .kv_lora_rank = 64,
+            .qk_rope_head_dim = 16}},
           {"noncausal_r96_rope32", Tier::Ci,
            {.q_len = 5, .kv_len = 33, .num_heads = 2, .scale = 0.1f, .kv_lora_rank = 96, .qk_rope_head_dim = 32}},
           // scale 400 on N(0,1) dots of 80: logits of magnitude up to ~1e4; exp must not overflow.

@@ -19,7 +19,9 @@ const Op& op_rms_norm() {
       .tensors = [](const RmsNormParams& p) {
         return std::vector{in("x", {p.tokens, p.dim}), in("w", {p.dim}), out("out", {p.tokens, p.dim})};
       },
-      .validate_params = [](const RmsNormParams& p) { positive(p.tokens, "tokens"); positive(p.dim, "dim"); eps_ok(p.eps); },
+      .validate_params = [](const RmsNormParams& p) {
+        positive(p.tokens, "tokens"); positive(p.dim, "dim"); eps_ok(p.eps);
+      },
       .generate = [](const RmsNormParams& p, TensorMap& t, Rng& r) {
         scaled_rows(t["x"], p.tokens, p.dim, r);
         normal(t["w"], r);

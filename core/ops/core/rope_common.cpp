@@ -72,6 +72,7 @@ std::vector<TensorDecl> split_inputs(const SplitQkvNormRopeParams& p) {
           describe::in("sin", table)};
 }
 
+// q_heads need not be a multiple of kv_heads: the split pairs no heads (attention checks GQA).
 void check_split_params(const SplitQkvNormRopeParams& p) {
   describe::positive(p.tokens, "tokens");
   describe::positive(p.q_heads, "q_heads");

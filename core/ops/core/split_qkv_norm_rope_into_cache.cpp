@@ -76,6 +76,9 @@ const Op& op_split_qkv_norm_rope_into_cache() {
            with_cache({.tokens = 3, .q_heads = 2, .kv_heads = 2, .head_dim = 80, .pos_offset = 7, .qk_mode = 2, .max_pos = 10}, 7, 10)},
           {"partial_rotary_hd256", Tier::Ci,
            with_cache({.tokens = 2, .q_heads = 4, .kv_heads = 1, .head_dim = 256, .pos_offset = 4, .rotary_dim = 64, .max_pos = 6}, 4, 11)},
+          // RoPE positions come from pos_offset, cache rows from cache_len: here they differ.
+          {"pos_offset_not_cache_len_hd64", Tier::Ci,
+           with_cache({.tokens = 3, .q_heads = 2, .kv_heads = 1, .head_dim = 64, .pos_offset = 20, .max_pos = 24}, 3, 8)},
           {"mode0_hd96", Tier::Ci,
            with_cache({.tokens = 4, .q_heads = 3, .kv_heads = 3, .head_dim = 96, .pos_offset = 2, .qk_mode = 0, .max_pos = 6}, 2, 8)},
           // Qwen3-8B decode step at position 1000 of a 2048-row cache.

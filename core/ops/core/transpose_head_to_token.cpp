@@ -1,4 +1,5 @@
-// transpose_head_to_token: [heads, tokens, dim] -> [tokens, heads, dim] (after attention, back to token-major rows for the output projection).
+// transpose_head_to_token: [heads, tokens, dim] -> [tokens, heads, dim],
+// after attention, back to token-major rows for the output projection.
 #include "core/ops/core_params.h"
 #include "core/ops/describe.h"
 #include "reference/reference.h"
@@ -15,7 +16,9 @@ const Op& op_transpose_head_to_token() {
       .name = "transpose_head_to_token",
       .family = "core",
       .summary = "[heads, tokens, dim] -> [tokens, heads, dim]",
-      .tensors = [](const TransposeParams& p) { return std::vector{in("src", {p.heads, p.tokens, p.dim}), out("dst", {p.tokens, p.heads, p.dim})}; },
+      .tensors = [](const TransposeParams& p) {
+        return std::vector{in("src", {p.heads, p.tokens, p.dim}), out("dst", {p.tokens, p.heads, p.dim})};
+      },
       .validate_params = [](const TransposeParams& p) {
         positive(p.tokens, "tokens"); positive(p.heads, "heads"); positive(p.dim, "dim");
       },

@@ -1,4 +1,5 @@
-// transpose_token_to_head: [tokens, heads, dim] -> [heads, tokens, dim] (token-major projections into the head-major layout attention reads).
+// transpose_token_to_head: [tokens, heads, dim] -> [heads, tokens, dim],
+// taking token-major projections into the head-major layout attention reads.
 #include "core/ops/core_params.h"
 #include "core/ops/describe.h"
 #include "reference/reference.h"
@@ -15,7 +16,9 @@ const Op& op_transpose_token_to_head() {
       .name = "transpose_token_to_head",
       .family = "core",
       .summary = "[tokens, heads, dim] -> [heads, tokens, dim]",
-      .tensors = [](const TransposeParams& p) { return std::vector{in("src", {p.tokens, p.heads, p.dim}), out("dst", {p.heads, p.tokens, p.dim})}; },
+      .tensors = [](const TransposeParams& p) {
+        return std::vector{in("src", {p.tokens, p.heads, p.dim}), out("dst", {p.heads, p.tokens, p.dim})};
+      },
       .validate_params = [](const TransposeParams& p) {
         positive(p.tokens, "tokens"); positive(p.heads, "heads"); positive(p.dim, "dim");
       },

@@ -1,0 +1,95 @@
+// touchstone matrix: the conformance matrix in one process with a readable summary (op x backend:
+// cases passed / failed / unsupported). The GoogleTest binary (touchstone-conformance) is the CI
+// form of the same cases; both judge through conformance/check.h.
+#include <chrono>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "conformance/check.h"
+#include "conformance/known_failures.h"
+#include "core/backend.h"
+#include "core/case_file.h"
+
+namespace ts::cli {
+
+namespace {
+
+struct Tally {
+  int pass = 0, fail = 0, known = 0, unsupported = 0;
+  std::string cell() const {
+    if (pass + fail + known == 0) return unsupported ? "unsupported" : "-";
+    std::string s = fail ? fmt::format("FAIL {}/{}", fail, pass + fail + known) : fmt::format("{} ok", pass);
+    if (known) s += fmt::format(" +{} known", known);
+    return s;
+  }
+};
+
+}  // namespace
+
+int cmd_matrix(const std::vector<std::string>& argv) {
+  Args a(argv, {"backend", "op", "tier", "device"}, {"verbose"});
+  Tier tier = Tier::Ci;
+  if (auto t = a.get("tier")) {
+    auto parsed = tier_from_name(*t);
+    check(parsed.has_value(), "--tier must be smoke, ci or full, not '{}'", *t);
+    tier = *parsed;
+  }
+  const auto op_filter = a.get("op");
+  if (op_filter) op_or_throw(*op_filter);
+  std::vector<Backend*> backends;
+  for (const auto& n : backend_names()) {
+    if (a.get("backend") && *a.get("backend") != n) continue;
+    apply_device_flag(a, n);
+    Backend& b = backend(n);
+    const Availability av = b.availability();
+    std::cout << fmt::format("{:<10} {}\n", n, av.ok ? av.detail : "UNAVAILABLE: " + av.detail);
+    if (av.ok) backends.push_back(&b);
+  }
+  if (a.get("backend")) backend(*a.get("backend"));  // unknown name: an Error
+  std::cout << fmt::format("\ntier {}\n{:<36}", tier_name(tier), "op");
+  for (Backend* b : backends) std::cout << fmt::format(" {:<18}", b->name());
+  std::cout << "\n";
+  int failures = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (const Op* op : all_ops()) {
+    if (op_filter && *op_filter != op->name()) continue;
+    std::cout << fmt::format("{:<36}", op->name()) << std::flush;
+    std::vector<std::string> details;
+    for (Backend* b : backends) {
+      Tally t;
+      for (const CaseSpec& spec : op->cases()) {
+        if (spec.tier > tier) continue;
+        for (DType dt : spec.dtypes) {
+          if (!b->supports(*op, dt).ok) {
+            ++t.unsupported;
+            continue;
+          }
+          const Case c = generate_case(*op, spec.params, dt, case_seed(*op, spec.name, dt));
+          const Verdict v = check_case(*b, c, b->deterministic(*op));
+          const bool known = find_known_failure(b->name(), op->name(), spec.name, std::string(dtype_name(dt)));
+          if (v.pass) {
+            ++t.pass;
+          } else if (known) {
+            ++t.known;
+          } else {
+            ++t.fail;
+            details.push_back(fmt::format("  FAIL {} {} {}/{} seed={}\n{}", b->name(), op->name(), spec.name,
+                                          dtype_name(dt), *c.seed, v.describe()));
+          }
+        }
+      }
+      failures += t.fail;
+      std::cout << fmt::format(" {:<18}", t.cell()) << std::flush;
+    }
+    std::cout << "\n";
+    for (const auto& d : details) std::cout << d;
+  }
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::cout << fmt::format("\n{} in {:.1f} s\n", failures ? fmt::format("{} FAILURES", failures) : "all passed", secs);
+  return failures ? 1 : 0;
+}
+
+}  // namespace ts::cli
