@@ -26,7 +26,7 @@ namespace fs = std::filesystem;
 
 // Goldens stay small (the whole set well under 5 MB): a case file larger than this is not stored;
 // the matrix still runs that case from its generator.
-constexpr size_t kMaxGoldenFileBytes = 48 * 1024;
+constexpr size_t kMaxGoldenFileBytes = 32 * 1024;
 
 std::string golden_dir(const Args& a) {
 #ifdef TOUCHSTONE_GOLDEN_DIR

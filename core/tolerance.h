@@ -18,10 +18,22 @@ namespace ts::tol {
 // Data movement: every bit must survive.
 inline Tolerance exact() { return {0, 0, "data movement: bit-exact"}; }
 
-// A few float ops per element (activations, adds), each rounded in F32, then one output rounding.
+// Below the normal range rounding is absolute: one subnormal step of the output dtype covers the two
+// roundings (F16's subnormals start at 2^-14, within reach of activations; F32 and BF16 share 2^-126).
+inline double subnormal_step(DType out) {
+  switch (out) {
+    case DType::F16: return 0x1p-24;
+    case DType::BF16: return 0x1p-133;
+    case DType::F32: return 0x1p-149;
+    default: return 0;
+  }
+}
+
+// A few float ops per element (activations, adds), each rounded in F32, then one output rounding
+// (relative in the normal range, one subnormal step below it).
 inline Tolerance elementwise(DType out, int ops = 4) {
   const double u32 = 0x1p-24;
-  return {1e-30, 2 * unit_roundoff(out) + ops * u32,
+  return {subnormal_step(out), 2 * unit_roundoff(out) + ops * u32,
           fmt::format("elementwise: 2 roundings of {} + {} F32 ops", dtype_name(out), ops)};
 }
 
@@ -33,17 +45,6 @@ inline Tolerance accumulation(DType out, double n, double mag, int extra_ops = 4
   return {atol, 2 * unit_roundoff(out) + extra_ops * u32,
           fmt::format("sum of {:.0f} terms of size <= {:.3g}: 8*sqrt(n)*u32*(sqrt(n)*mag) abs + 2 u_{} rel",
                       n, mag, dtype_name(out))};
-}
-
-// Below the normal range rounding is absolute: one subnormal step of the output dtype covers the two
-// roundings (F16's subnormals start at 2^-14, within reach of activations; F32 and BF16 share 2^-126).
-inline double subnormal_step(DType out) {
-  switch (out) {
-    case DType::F16: return 0x1p-24;
-    case DType::BF16: return 0x1p-133;
-    case DType::F32: return 0x1p-149;
-    default: return 0;
-  }
 }
 
 // A row normalisation (rms_norm, layer_norm, per-head norms): a sum of n squares accumulated in F32.

@@ -14,6 +14,7 @@
 #include "cpu/attention_core.h"
 #include "cpu/common.h"
 #include "cpu/simd-inl.h"
+#include "hwy/cache_control.h"
 #include "hwy/contrib/math/math-inl.h"
 #include "hwy/highway.h"
 
@@ -66,6 +67,12 @@ HWY_INLINE void AccumulateValues(const float* HWY_RESTRICT p, int64_t n, const f
   }
 }
 
+// Prefetches every cache line of [p, p + bytes).
+HWY_INLINE void Prefetch(const void* p, size_t bytes) {
+  const char* c = static_cast<const char*>(p);
+  for (size_t off = 0; off < bytes; off += 64) hwy::Prefetch(c + off);
+}
+
 template <class T> void AttendT(const AttnTask& task, const AttnBlock& blk, const KvView& kv, float scale) {
   const int64_t dk = kv.d1 + kv.d2;
   // K rows used in place when they are F32 and in one piece; otherwise widened per tile.
@@ -87,6 +94,11 @@ template <class T> void AttendT(const AttnTask& task, const AttnBlock& blk, cons
       if (a < b) ua = std::min(ua, a), ub = std::max(ub, b);
     }
     if (ua >= ub) continue;
+    // Decode is a stream over K and V: ask for the next tile while this one computes.
+    for (int64_t j = t1; j < std::min(t1 + kTile, task.j1); ++j) {
+      Prefetch(k1 + j * kv.ks1, kv.d1 * sizeof(T));
+      if (kv.v) Prefetch(v + j * kv.vs, kv.dv * sizeof(T));
+    }
     if (!k_direct)
       for (int64_t j = ua; j < ub; ++j) {
         float* dst = kbuf.data() + (j - t0) * dk;

@@ -28,7 +28,11 @@ struct HeadTransform {
   void apply(const std::byte* in, std::byte* out, int mode, const float* w32, int64_t pos) const {
     const size_t es = dtype_size(dt);
     if (mode == 0) return void(std::memcpy(out, in, head_dim * es));
-    float x[512], c[256], s[256];  // head_dim <= 512 is checked when the call starts
+    thread_local std::vector<float> buf;  // x, cos row, sin row
+    buf.resize(static_cast<size_t>(2 * head_dim));
+    float* x = buf.data();
+    float* c = x + head_dim;
+    float* s = c + half;
     to_f32(dt, in, x, head_dim);
     if (mode == 1) {
       float ss = 0;
@@ -48,7 +52,6 @@ struct HeadTransform {
 };
 
 HeadTransform make_transform(TensorMap& t, int64_t head_dim, int64_t rotary_dim, float eps) {
-  check(head_dim <= 512, "cpu backend: head_dim {} above the supported 512", head_dim);
   const Tensor& cos = tensor(t, "cos");
   const int64_t rot = rotary_dim ? rotary_dim : head_dim;
   return {cos.dtype(), head_dim, rot / 2, eps, &cos, &tensor(t, "sin")};

@@ -6,8 +6,6 @@
 namespace ts::ocl {
 namespace {
 
-constexpr int kMaxOwned = 8;  // -DMAXO: output elements a work-item accumulates in registers
-
 // Strides (elements) of a key or value tensor viewed as [batch, heads, rows, cols].
 struct Strides {
   int64_t batch, head, row;
@@ -24,26 +22,37 @@ struct Attention {
   Strides s1, s2, sv;
 };
 
+// The widest vector (16, 8, 4, 2, 1) that divides every row length.
+int vector_width(int64_t dk1, int64_t dk2, int64_t dv, int widest) {
+  int vw = widest;
+  while (vw > 1 && (dk1 % vw || dk2 % vw || dv % vw)) vw /= 2;
+  return vw;
+}
+
 void flash(Planner& pl, const Attention& a) {
-  const size_t L = std::min<size_t>(128, pl.reduction_group(1 << 30, 128));
-  const int64_t dk = a.dk1 + a.dk2, rows = (a.nh / a.nkv) * a.q_len;
-  check(a.dv <= int64_t(kMaxOwned * L), "OpenCL flash attention: value width {} exceeds {}", a.dv, kMaxOwned * L);
-  // A block of query rows as large as the work-item registers allow (at most 16).
-  const int64_t bq = std::max<int64_t>(1, std::min<int64_t>({16, rows, int64_t(kMaxOwned * L) / a.dv}));
-  auto local_floats = [&](int64_t bk) { return bq * dk + bk * dk + bk * a.dv + bq * bk + 3 * bq; };
-  int64_t bk = 64;
+  // CPU drivers: one work-item per group, 32 vector accumulators; GPUs: 128 work-items, 8 each.
+  const bool cpu = pl.limits().cpu;
+  const size_t L = cpu ? 1 : std::min<size_t>(128, pl.reduction_group(1 << 30, 128));
+  const int max_owned = cpu ? 32 : 8, vw = vector_width(a.dk1, a.dk2, a.dv, cpu ? 16 : 4);
+  const int64_t dk = a.dk1 + a.dk2, rows = (a.nh / a.nkv) * a.q_len, chunks = a.dv / vw;
+  check(chunks <= int64_t(max_owned * L), "OpenCL flash attention: value width {} exceeds {}", a.dv,
+        max_owned * L * vw);
+  // A block of query rows as large as the work-items' registers allow (at most 16).
+  const int64_t bq = std::max<int64_t>(1, std::min<int64_t>({16, rows, int64_t(max_owned * L) / chunks}));
+  auto local_floats = [&](int64_t bk) { return bq * dk + bk * dk + bk * a.dv + bq * bk + 5 * bq; };
+  int64_t bk = cpu ? 256 : 64;
   while (bk > 1 && size_t(local_floats(bk)) * sizeof(float) > pl.limits().local_mem) bk /= 2;
   check(size_t(local_floats(bk)) * sizeof(float) <= pl.limits().local_mem,
         "OpenCL flash attention: head dims {} / {} need more local memory than the device has", dk, a.dv);
   const size_t nblk = ceil_div(rows, bq);
   const cl_mem kv_lens = pl.buf(a.kv_lens.empty() ? a.q : a.kv_lens);
-  pl.dispatch(pl.kernel("attention.cl", "flash_attn", fmt::format("-DMAXO={}", kMaxOwned)),
+  pl.dispatch(pl.kernel("attention.cl", "flash_attn", fmt::format("-DMAXO={} -DVW={}", max_owned, vw)),
               {L, size_t(a.nkv) * nblk, size_t(a.batch)}, {L, 1, 1}, pl.buf(a.q), pl.buf(a.k1), pl.buf(a.k2),
               pl.buf(a.v), pl.buf(a.out), kv_lens, a.kv_len_item, a.q_off, a.out_off, a.nh, a.nkv, a.q_len, a.kv_len,
               a.pos_offset, int64_t{a.causal}, a.window, a.scale, a.dk1, a.dk2, a.dv, a.s1.batch, a.s1.head, a.s1.row,
               a.s2.batch, a.s2.head, a.s2.row, a.sv.batch, a.sv.head, a.sv.row, bq, bk,
               LocalBytes{size_t(bq * dk) * 4}, LocalBytes{size_t(bk * dk) * 4}, LocalBytes{size_t(bk * a.dv) * 4},
-              LocalBytes{size_t(bq * bk) * 4}, LocalBytes{size_t(3 * bq) * 4});
+              LocalBytes{size_t(bq * bk) * 4}, LocalBytes{size_t(3 * bq) * 4}, LocalBytes{size_t(2 * bq) * 4});
 }
 
 }  // namespace

@@ -13,11 +13,11 @@ struct GemmTile {
 };
 
 // CPU drivers (PoCL): one work-item per group walking 8 x 32 register blocks (16 AVX-512
-// accumulators) over a 64 x 64 tile: PoCL keeps private values that live across barriers in
+// accumulators) over a 128 x 64 tile: PoCL keeps private values that live across barriers in
 // per-work-item memory, so only a single work-item keeps its blocks in registers.
 // GPUs: 16 x 16 work-items with a 4 x 4 register block each, 16 KiB of local memory.
 GemmTile gemm_tile(const DeviceLimits& lim) {
-  GemmTile t = lim.cpu ? GemmTile{64, 64, 128, 1, 1, 8, 16, 2} : GemmTile{64, 64, 32, 16, 16, 4, 4, 1};
+  GemmTile t = lim.cpu ? GemmTile{128, 64, 64, 1, 1, 8, 16, 2} : GemmTile{64, 64, 32, 16, 16, 4, 4, 1};
   if (const char* env = std::getenv("TOUCHSTONE_OPENCL_GEMM_TILE"))  // tuning knob, the fields in order
     std::sscanf(env, "%d,%d,%d,%d,%d,%d,%d,%d", &t.tm, &t.tn, &t.tk, &t.wx, &t.wy, &t.rm, &t.vw, &t.nv);
   // Shrink the k slab until both staged slabs fit the device's local memory.
@@ -31,10 +31,12 @@ GemmTile gemm_tile(const DeviceLimits& lim) {
 void plan_gemm(Planner& pl) {
   const auto& p = pl.params<GemmParams>();
   if (p.m <= 8) {
-    const int r = 4, wg = static_cast<int>(pl.reduction_group(p.k, 64));
-    const int group = std::max(wg, static_cast<int>(p.m) * r);  // the write-out needs m * r work-items
-    pl.dispatch(pl.kernel("gemv.cl", "gemv_rows", fmt::format("-DGM={} -DR={} -DWG={}", p.m, r, group)),
-                {ceil_div(p.n, r) * group}, {size_t(group)}, pl.buf("a"), pl.buf("b"), pl.buf("out"), p.n, p.k);
+    // R x m partial sums per work-item: 8 vectors at most (registers).
+    const bool cpu = pl.limits().cpu;
+    const int r = std::max<int>(1, 8 / static_cast<int>(p.m)), vw = cpu ? 16 : 4;
+    const int wg = cpu ? 1 : static_cast<int>(pl.reduction_group(p.k / vw, 64));
+    pl.dispatch(pl.kernel("gemv.cl", "gemv_rows", fmt::format("-DGM={} -DR={} -DWG={} -DVW={}", p.m, r, wg, vw)),
+                {ceil_div(p.n, r) * wg}, {size_t(wg)}, pl.buf("a"), pl.buf("b"), pl.buf("out"), p.n, p.k);
     return;
   }
   const GemmTile t = gemm_tile(pl.limits());

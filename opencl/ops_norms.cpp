@@ -3,23 +3,41 @@
 #include "plan.h"
 
 namespace ts::ocl {
+namespace {
+
+// One row per group. GPUs: a power-of-two group (the tree reduction) no larger than the row, scalar
+// loads; CPU drivers: one work-item running 16-wide vectors.
+struct RowShape {
+  size_t group;
+  std::string defines;
+};
+RowShape row_shape(const Planner& pl, int64_t dim) {
+  if (pl.limits().cpu) return {1, "-DVW=16"};
+  return {pl.reduction_group(dim), "-DVW=1"};
+}
+
+}  // namespace
+
 void add_norm_ops(PlanTable& t) {
   t["rms_norm"] = [](Planner& pl) {
     const auto& p = pl.params<RmsNormParams>();
-    const size_t g = pl.reduction_group(p.dim);
-    pl.dispatch(pl.kernel("norms.cl", "rms_norm"), {size_t(p.tokens) * g}, {g}, pl.buf("x"), pl.buf("w"),
+    const RowShape r = row_shape(pl, p.dim);
+    const size_t g = r.group;
+    pl.dispatch(pl.kernel("norms.cl", "rms_norm", r.defines), {size_t(p.tokens) * g}, {g}, pl.buf("x"), pl.buf("w"),
                 pl.buf("out"), p.dim, p.eps, LocalBytes{g * sizeof(float)});
   };
   t["fused_add_rms_norm"] = [](Planner& pl) {
     const auto& p = pl.params<FusedAddRmsNormParams>();
-    const size_t g = pl.reduction_group(p.dim);
-    pl.dispatch(pl.kernel("norms.cl", "fused_add_rms_norm"), {size_t(p.tokens) * g}, {g}, pl.buf("residual"),
+    const RowShape r = row_shape(pl, p.dim);
+    const size_t g = r.group;
+    pl.dispatch(pl.kernel("norms.cl", "fused_add_rms_norm", r.defines), {size_t(p.tokens) * g}, {g}, pl.buf("residual"),
                 pl.buf("x"), pl.buf("w"), pl.buf("out"), p.dim, p.eps, LocalBytes{g * sizeof(float)});
   };
   t["layer_norm"] = [](Planner& pl) {
     const auto& p = pl.params<LayerNormParams>();
-    const size_t g = pl.reduction_group(p.dim);
-    pl.dispatch(pl.kernel("norms.cl", "layer_norm"), {size_t(p.tokens) * g}, {g}, pl.buf("x"), pl.buf("gamma"),
+    const RowShape r = row_shape(pl, p.dim);
+    const size_t g = r.group;
+    pl.dispatch(pl.kernel("norms.cl", "layer_norm", r.defines), {size_t(p.tokens) * g}, {g}, pl.buf("x"), pl.buf("gamma"),
                 pl.buf("beta"), pl.buf("out"), p.dim, p.eps, LocalBytes{g * sizeof(float)});
   };
 }

@@ -76,6 +76,8 @@ Runtime::Runtime() {
   limits_.max_alloc = static_cast<size_t>(device_value<cl_ulong>(device_, CL_DEVICE_MAX_MEM_ALLOC_SIZE));
   limits_.compute_units = device_value<cl_uint>(device_, CL_DEVICE_MAX_COMPUTE_UNITS);
   limits_.cpu = (device_value<cl_device_type>(device_, CL_DEVICE_TYPE) & CL_DEVICE_TYPE_CPU) != 0;
+  // TOUCHSTONE_OPENCL_GPU_TUNING=1 runs the GPU kernel variants on any device (to test them on PoCL).
+  if (const char* g = std::getenv("TOUCHSTONE_OPENCL_GPU_TUNING"); g && std::string(g) == "1") limits_.cpu = false;
   limits_.base_align_bytes = device_value<cl_uint>(device_, CL_DEVICE_MEM_BASE_ADDR_ALIGN) / 8;
   check(kGuardBytes % limits_.base_align_bytes == 0, "{}: sub-buffer alignment {} does not divide the guard zone",
         device_name_, limits_.base_align_bytes);

@@ -3,6 +3,7 @@
 #include "vulkan/backend.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 
@@ -15,6 +16,11 @@ namespace {
 
 using namespace vk;
 
+// Grid-stride kernels on a CPU device: enough groups to feed every core, few enough that the
+// per-group setup (measured on lavapipe: 5x on the m=1 GEMV) does not dominate.
+constexpr uint32_t kCpuGroupCap = 256;
+constexpr uint32_t kMaxWorkGroup = 256;  // the largest local size in vulkan/shaders/
+
 class VulkanImpl;
 
 class VulkanLaunch final : public Launch {
@@ -26,11 +32,13 @@ class VulkanLaunch final : public Launch {
   void finish() override;
 
  private:
+  void setup();
   void record();
+  void release();
 
   VulkanImpl& b_;
   Context& ctx_;
-  std::string what_;
+  std::string op_;
   TensorMap& io_;
   std::vector<std::string> outputs_;
   std::vector<Dispatch> plan_;
@@ -58,8 +66,8 @@ class VulkanImpl final : public Backend {
     init();
     if (!ctx_) return {false, reason_};
     const DeviceInfo& d = ctx_->info();
-    return {true, fmt::format("{} (subgroup {}{}{}{})", d.name, d.subgroup_size,
-                              d.subgroup_arithmetic ? ", arithmetic" : "", d.storage16 ? ", 16-bit storage" : "",
+    return {true, fmt::format("{} (subgroup size {}, {} reductions{}{})", d.name, d.subgroup_size,
+                              use_subgroups() ? "subgroup" : "shared-memory", d.storage16 ? ", 16-bit storage" : "",
                               ctx_->validation() ? ", validation on" : "")};
   }
 
@@ -81,9 +89,23 @@ class VulkanImpl final : public Backend {
     check(it != planners_.end(), "vulkan: no kernel for {}", op.name());
     Target t;
     t.dtype = case_dtype(op, p, io);
-    t.subgroups = ctx_->info().subgroup_arithmetic;
+    t.subgroups = use_subgroups();
     for (int i = 0; i < 3; ++i) t.max_groups[i] = ctx_->info().props.limits.maxComputeWorkGroupCount[i];
+    t.max_range = ctx_->info().props.limits.maxStorageBufferRange;
+    t.max_shared = ctx_->info().props.limits.maxComputeSharedMemorySize;
+    // TOUCHSTONE_VULKAN_MAX_RANGE=bytes splits smaller tensors as if the limit were lower (tests the split paths).
+    if (const char* v = std::getenv("TOUCHSTONE_VULKAN_MAX_RANGE"); v && std::atoll(v) > 0)
+      t.max_range = std::min<uint64_t>(t.max_range, static_cast<uint64_t>(std::atoll(v)));
+    t.offset_align = std::max<uint64_t>(4, ctx_->info().props.limits.minStorageBufferOffsetAlignment);
+    t.group_cap = ctx_->info().props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? kCpuGroupCap : t.max_groups[0];
     return std::make_unique<VulkanLaunch>(*this, op, p, io, it->second(p, io, t));
+  }
+
+  // Subgroup variants where the device has the arithmetic ops, unless TOUCHSTONE_VULKAN_SUBGROUPS=0
+  // asks for the shared-memory fallbacks (to test them on a device that has subgroups).
+  bool use_subgroups() const {
+    const char* v = std::getenv("TOUCHSTONE_VULKAN_SUBGROUPS");
+    return ctx_->info().subgroup_arithmetic && !(v && std::strcmp(v, "0") == 0);
   }
 
   Context& ctx() { return *ctx_; }
@@ -103,6 +125,11 @@ class VulkanImpl final : public Backend {
     tried_ = true;
     try {
       ctx_ = std::make_unique<Context>();
+      // Every kernel runs work groups of up to kMaxWorkGroup invocations in x (1024 on most GPUs).
+      const VkPhysicalDeviceLimits& lim = ctx_->info().props.limits;
+      check(lim.maxComputeWorkGroupInvocations >= kMaxWorkGroup && lim.maxComputeWorkGroupSize[0] >= kMaxWorkGroup,
+            "{} allows {} invocations per work group; the Vulkan kernels need {}", ctx_->info().name,
+            lim.maxComputeWorkGroupInvocations, kMaxWorkGroup);
       pipelines_ = std::make_unique<Pipelines>(*ctx_);
     } catch (const Error& e) {
       reason_ = e.what();
@@ -120,14 +147,19 @@ class VulkanImpl final : public Backend {
 };
 
 VulkanLaunch::VulkanLaunch(VulkanImpl& b, const Op& op, const Params& p, TensorMap& io, std::vector<Dispatch> plan)
-    : b_(b), ctx_(b.ctx()), what_("running " + op.name()), io_(io), outputs_(op.output_names(p)),
-      plan_(std::move(plan)) {
+    : b_(b), ctx_(b.ctx()), op_(op.name()), io_(io), outputs_(op.output_names(p)), plan_(std::move(plan)) {
+  try {
+    setup();
+  } catch (...) {
+    release();  // the destructor does not run for a half-built launch
+    throw;
+  }
+}
+
+void VulkanLaunch::setup() {
   ctx_.take_messages();  // messages of an earlier failure are not this op's
-  const VkDeviceSize max_range = ctx_.info().props.limits.maxStorageBufferRange;
   VkDeviceSize total = 0;
   for (auto& [name, t] : io_) {
-    check(t.nbytes() <= max_range, "vulkan: tensor '{}' is {} bytes, above this device's maxStorageBufferRange ({})",
-          name, t.nbytes(), max_range);
     bufs_.emplace(name, Buffer(ctx_, t.storage_bytes(), false));
     total += t.storage_bytes();
   }
@@ -144,14 +176,19 @@ VulkanLaunch::VulkanLaunch(VulkanImpl& b, const Op& op, const Params& p, TensorM
     for (auto& [dst, c] : copies) vkCmdCopyBuffer(cb, st.get(), dst, 1, &c);
   });
   record();
-  ctx_.check_messages("preparing " + op.name());
+  ctx_.check_messages("preparing " + op_);
 }
 
-VulkanLaunch::~VulkanLaunch() {
+VulkanLaunch::~VulkanLaunch() { release(); }
+
+void VulkanLaunch::release() {
   VkDevice d = ctx_.device();
   if (cb_) vkFreeCommandBuffers(d, ctx_.command_pool(), 1, &cb_);
   if (pool_) vkDestroyDescriptorPool(d, pool_, nullptr);
   if (queries_) vkDestroyQueryPool(d, queries_, nullptr);
+  cb_ = VK_NULL_HANDLE;
+  pool_ = VK_NULL_HANDLE;
+  queries_ = VK_NULL_HANDLE;
 }
 
 void VulkanLaunch::record() {
@@ -199,11 +236,20 @@ void VulkanLaunch::record() {
     TS_VK(vkAllocateDescriptorSets(d, &dai, &set));
     std::vector<VkDescriptorBufferInfo> infos(x.bindings.size());
     std::vector<VkWriteDescriptorSet> writes(x.bindings.size());
+    const VkPhysicalDeviceLimits& lim = ctx_.info().props.limits;
     for (size_t j = 0; j < x.bindings.size(); ++j) {
-      auto it = io_.find(x.bindings[j]);
-      check(it != io_.end(), "vulkan: {} binds tensor '{}', which the case lacks", x.shader, x.bindings[j]);
+      const Binding& bd = x.bindings[j];
+      auto it = io_.find(bd.tensor);
+      check(it != io_.end(), "vulkan: {} binds tensor '{}', which the case lacks", x.shader, bd.tensor);
       // The data sits after the leading guard; an empty tensor still binds a non-empty range.
-      infos[j] = {bufs_.at(x.bindings[j]).get(), kGuardBytes, std::max<VkDeviceSize>(4, it->second.nbytes())};
+      const VkDeviceSize nbytes = it->second.nbytes();
+      const VkDeviceSize range = bd.range ? bd.range : std::max<VkDeviceSize>(4, nbytes - std::min(nbytes, bd.offset));
+      check(range <= lim.maxStorageBufferRange,
+            "vulkan: {} binds {} bytes of tensor '{}', above this device's maxStorageBufferRange ({}); this op "
+            "has no split for it", x.shader, range, bd.tensor, lim.maxStorageBufferRange);
+      check((kGuardBytes + bd.offset) % std::max<VkDeviceSize>(1, lim.minStorageBufferOffsetAlignment) == 0,
+            "vulkan: window of '{}' at byte {} breaks the offset alignment", bd.tensor, bd.offset);
+      infos[j] = {bufs_.at(bd.tensor).get(), kGuardBytes + bd.offset, range};
       writes[j] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
       writes[j].dstSet = set;
       writes[j].dstBinding = static_cast<uint32_t>(j);
@@ -239,13 +285,15 @@ void VulkanLaunch::execute() {
   const auto t0 = std::chrono::steady_clock::now();
   ctx_.submit(cb_);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  ctx_.check_messages(what_);
+  ctx_.check_messages("running " + op_);
   seconds_ = wall;
   if (queries_) {
     uint64_t ts[2];
     TS_VK(vkGetQueryPoolResults(ctx_.device(), queries_, 0, 2, sizeof ts, ts, sizeof(uint64_t),
                                 VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
-    seconds_ = static_cast<double>(ts[1] - ts[0]) * ctx_.info().timestamp_period_ns * 1e-9;
+    const uint32_t bits = ctx_.info().timestamp_bits;
+    const uint64_t mask = bits >= 64 ? ~0ull : (1ull << bits) - 1;
+    seconds_ = static_cast<double>((ts[1] - ts[0]) & mask) * ctx_.info().timestamp_period_ns * 1e-9;
   }
 }
 
@@ -272,7 +320,7 @@ void VulkanLaunch::finish() {
     std::memcpy(t.storage(), static_cast<const char*>(st.mapped()) + off, t.storage_bytes());
     off += t.storage_bytes();
   }
-  ctx_.check_messages("downloading the outputs of " + what_.substr(8));
+  ctx_.check_messages("downloading the outputs of " + op_);
 }
 
 }  // namespace

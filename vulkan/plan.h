@@ -15,9 +15,19 @@
 
 namespace ts::vk {
 
+// A tensor bound to one binding: the whole data, or a window of it (bytes from the data's start),
+// for tensors above the device's maxStorageBufferRange.
+struct Binding {
+  std::string tensor;
+  uint64_t offset = 0, range = 0;  // range 0: to the end of the data
+  Binding(std::string t) : tensor(std::move(t)) {}
+  Binding(const char* t) : tensor(t) {}
+  Binding(std::string t, uint64_t off, uint64_t len) : tensor(std::move(t)), offset(off), range(len) {}
+};
+
 struct Dispatch {
-  std::string shader;                 // variant name, e.g. "norms_rms_f16_sg"
-  std::vector<std::string> bindings;  // tensor names of io, binding i = bindings[i]
+  std::string shader;             // variant name, e.g. "norms_rms_f16_sg"
+  std::vector<Binding> bindings;  // binding i = bindings[i]
   std::vector<uint32_t> push;         // push-constant words (uints and float bits)
   std::array<uint32_t, 3> groups{1, 1, 1};
 };
@@ -27,6 +37,16 @@ struct Target {
   DType dtype = DType::F32;
   bool subgroups = false;
   uint32_t max_groups[3] = {65535, 65535, 65535};
+  // Work groups worth launching for grid-stride kernels: CPU drivers (lavapipe) pay a large setup
+  // cost per group, so there a few fat groups beat many thin ones; GPUs get the device limit.
+  uint32_t group_cap = 65535;
+  uint64_t max_range = 1ull << 27;  // maxStorageBufferRange
+  uint64_t offset_align = 256;      // minStorageBufferOffsetAlignment
+  uint64_t max_shared = 16384;      // maxComputeSharedMemorySize
+
+  // Rows [begin, begin + count) windows of a [rows, row_bytes] tensor, each within max_range and
+  // starting at an aligned offset; one window when the tensor fits. Error when no row split works.
+  std::vector<std::pair<int64_t, int64_t>> row_windows(int64_t rows, uint64_t row_bytes) const;
 
   // "norms_rms" -> "norms_rms_bf16_sg" (the _sg suffix only for kernels built both ways).
   std::string variant(const std::string& kernel, bool reducing = false) const;
@@ -51,6 +71,10 @@ class Push {
 uint32_t ceil_div(int64_t a, int64_t b);
 // Work groups covering `n` items of `per_group` each, capped at the device limit (kernels loop).
 uint32_t groups_for(int64_t n, int64_t per_group, uint32_t limit = 65535);
+
+// A 2-D grid for kernels that stride over rows in y and over WG-wide column chunks in x, within
+// the group cap in total.
+std::array<uint32_t, 3> grid_2d(int64_t rows, int64_t cols, int64_t wg, const Target& tg);
 
 using Planner = std::function<std::vector<Dispatch>(const Params&, const TensorMap&, const Target&)>;
 using PlannerTable = std::map<std::string, Planner>;

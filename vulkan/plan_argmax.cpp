@@ -10,7 +10,7 @@ void add_argmax_planners(PlannerTable& t) {
     d.shader = tg.variant("argmax", true);
     d.bindings = {"logits", "ids"};
     d.push = Push().u(p.m).u(p.n).words();
-    d.groups = {groups_for(p.m, 1, tg.max_groups[0]), 1, 1};
+    d.groups = {groups_for(p.m, 1, tg.group_cap), 1, 1};
     return std::vector{d};
   });
 }

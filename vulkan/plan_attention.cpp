@@ -5,9 +5,14 @@
 namespace ts::vk {
 
 namespace {
-// attention.comp's compile-time limits per variant.
-constexpr int64_t kFaMaxDim = 256, kFaRows = 8;
-constexpr int64_t kMlaMaxDim = 576, kMlaRows = 4;
+// attention.comp's compile-time limits per variant: HD_MAX, BQ, BK.
+constexpr int64_t kFaMaxDim = 256, kFaRows = 8, kFaKeys = 16;
+constexpr int64_t kMlaMaxDim = 576, kMlaRows = 4, kMlaKeys = 8;
+
+// Shared memory of attention.comp: sq, skv, sp, sm / sl / scorr, srow.
+constexpr uint64_t shared_bytes(int64_t hd, int64_t bq, int64_t bk) {
+  return 4 * static_cast<uint64_t>(bq * hd + bk * hd + bq * bk + 4 * bq);
+}
 constexpr uint32_t kNoIndex = 0xffffffffu;
 
 struct Attn {
@@ -24,6 +29,9 @@ Dispatch attn(const Target& tg, const Attn& a, bool mla) {
   const int64_t max_dim = mla ? kMlaMaxDim : kFaMaxDim, rows = mla ? kMlaRows : kFaRows;
   check(a.dqk <= max_dim && a.dv <= max_dim, "vulkan attention: head dim {} is above the kernel's {}",
         std::max(a.dqk, a.dv), max_dim);
+  const uint64_t shared = mla ? shared_bytes(kMlaMaxDim, kMlaRows, kMlaKeys) : shared_bytes(kFaMaxDim, kFaRows, kFaKeys);
+  check(shared <= tg.max_shared, "vulkan attention: the kernel needs {} bytes of shared memory, the device has {}",
+        shared, tg.max_shared);
   const int64_t group = a.nh / a.nkv;
   Dispatch d;
   d.shader = tg.variant(mla ? "attn_mla" : "attn_fa");

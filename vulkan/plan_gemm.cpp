@@ -5,23 +5,30 @@
 namespace ts::vk {
 
 namespace {
-constexpr int64_t kTile = 64;       // gemm.comp: TS * R
+constexpr int64_t kTile = 128;      // gemm.comp: TS * R
 constexpr int64_t kGemvMaxM = 4;    // gemv.comp: MAXM
+constexpr int64_t kGemvRows = 8;    // gemv.comp: NR
 }  // namespace
 
 void add_gemm_planners(PlannerTable& t) {
-  add_planner<GemmParams>(t, "gemm", [](const GemmParams& p, const TensorMap&, const Target& tg) {
-    Dispatch d;
-    d.bindings = {"a", "b", "out"};
-    d.push = Push().u(p.m).u(p.n).u(p.k).words();
-    if (p.m <= kGemvMaxM) {
-      d.shader = tg.variant("gemv", true);
-      d.groups = {groups_for(p.n, 1, tg.max_groups[0]), 1, 1};
-    } else {
-      d.shader = tg.variant("gemm_tiled");
-      d.groups = {ceil_div(p.n, kTile), ceil_div(p.m, kTile), 1};
+  add_planner<GemmParams>(t, "gemm", [](const GemmParams& p, const TensorMap& io, const Target& tg) {
+    // b above maxStorageBufferRange: one dispatch per window of its rows (output columns).
+    std::vector<Dispatch> out;
+    const uint64_t row_bytes = static_cast<uint64_t>(p.k) * dtype_size(io.at("b").dtype());
+    for (auto [n0, nn] : tg.row_windows(p.n, row_bytes)) {
+      Dispatch d;
+      d.bindings = {"a", Binding("b", n0 * row_bytes, nn * row_bytes), "out"};
+      d.push = Push().u(p.m).u(nn).u(p.k).u(p.n).u(n0).words();
+      if (p.m <= kGemvMaxM) {
+        d.shader = tg.variant("gemv", true);
+        d.groups = {groups_for(nn, kGemvRows, tg.group_cap), 1, 1};
+      } else {
+        d.shader = tg.variant("gemm_tiled");
+        d.groups = {ceil_div(nn, kTile), ceil_div(p.m, kTile), 1};
+      }
+      out.push_back(std::move(d));
     }
-    return std::vector{d};
+    return out;
   });
 }
 

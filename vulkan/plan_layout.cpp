@@ -6,7 +6,7 @@
 namespace ts::vk {
 
 namespace {
-constexpr int64_t kPerGroup = 256 * 4;
+constexpr int64_t kWg = 256;  // layout.comp: WG
 
 // dst[dof + i0 ds0 + i1 ds1 + i2] = src[so + i0 ss0 + i1 ss1 + i2] over [n0, n1, n2].
 struct Copy3d {
@@ -18,17 +18,25 @@ Dispatch copy(const Target& tg, const std::string& src, const std::string& dst, 
   d.shader = tg.variant("layout_copy");
   d.bindings = {src, dst};
   d.push = Push().u(c.n0).u(c.n1).u(c.n2).u(c.so).u(c.ss0).u(c.ss1).u(c.dof).u(c.ds0).u(c.ds1).u(0).u(0).u(0).words();
-  d.groups = {groups_for(c.n0 * c.n1 * c.n2, kPerGroup, tg.max_groups[0]), 1, 1};
+  d.groups = grid_2d(c.n0 * c.n1, c.n2, kWg, tg);
   return d;
 }
 
-Dispatch gather(const Target& tg, int64_t rows, int64_t dim) {
-  Dispatch d;
-  d.shader = tg.variant("layout_gather");
-  d.bindings = {"table", "ids", "out"};
-  d.push = Push().u(rows).u(dim).words();
-  d.groups = {groups_for(rows * dim, kPerGroup, tg.max_groups[0]), 1, 1};
-  return d;
+// A table above maxStorageBufferRange is gathered window by window (each dispatch copies the ids
+// that fall in its rows).
+std::vector<Dispatch> gather(const Target& tg, const TensorMap& io, int64_t rows, int64_t dim) {
+  const Tensor& table = io.at("table");
+  const uint64_t row_bytes = static_cast<uint64_t>(dim) * dtype_size(table.dtype());
+  std::vector<Dispatch> out;
+  for (auto [r0, nr] : tg.row_windows(table.shape().at(0), row_bytes)) {
+    Dispatch d;
+    d.shader = tg.variant("layout_gather");
+    d.bindings = {Binding("table", r0 * row_bytes, nr * row_bytes), "ids", "out"};
+    d.push = Push().u(rows).u(dim).u(r0).u(nr).words();
+    d.groups = grid_2d(rows, dim, kWg, tg);
+    out.push_back(std::move(d));
+  }
+  return out;
 }
 
 // Cache [nkv, cap, hd] <- new [nkv, n, hd] at row `row`.
@@ -45,11 +53,11 @@ void add_layout_planners(PlannerTable& t) {
   });
   add_planner<EmbeddingLookupParams>(
       t, "embedding_lookup", [](const EmbeddingLookupParams& p, const TensorMap& io, const Target& tg) {
-        return std::vector{gather(tg, io.at("ids").numel(), p.dim)};
+        return gather(tg, io, io.at("ids").numel(), p.dim);
       });
   add_planner<EmbeddingLookupDevParams>(
-      t, "embedding_lookup_dev", [](const EmbeddingLookupDevParams& p, const TensorMap&, const Target& tg) {
-        return std::vector{gather(tg, p.batch, p.dim)};
+      t, "embedding_lookup_dev", [](const EmbeddingLookupDevParams& p, const TensorMap& io, const Target& tg) {
+        return gather(tg, io, p.batch, p.dim);
       });
   add_planner<SplitQkvParams>(t, "split_qkv", [](const SplitQkvParams& p, const TensorMap&, const Target& tg) {
     const int64_t w = p.q_dim + 2 * p.kv_dim;
@@ -91,7 +99,7 @@ void add_layout_planners(PlannerTable& t) {
                        .u(0).u(p.capacity * p.hd).u(0)              // dof, ds0, ds1
                        .u(i).u(p.hd).u(p.capacity)                  // item, row_stride, row_limit
                        .words();
-          d.groups = {groups_for(p.nkv * p.hd, kPerGroup, tg.max_groups[0]), 1, 1};
+          d.groups = grid_2d(p.nkv, p.hd, kWg, tg);
           out.push_back(std::move(d));
         }
         return out;

@@ -5,12 +5,12 @@
 namespace ts::vk {
 
 namespace {
-Dispatch norm(const Target& tg, const char* kernel, std::vector<std::string> bindings, const RmsNormParams& p) {
+Dispatch norm(const Target& tg, const char* kernel, std::vector<Binding> bindings, const RmsNormParams& p) {
   Dispatch d;
   d.shader = tg.variant(kernel, true);
   d.bindings = std::move(bindings);
   d.push = Push().u(p.tokens).u(p.dim).f(p.eps).words();
-  d.groups = {groups_for(p.tokens, 1, tg.max_groups[0]), 1, 1};
+  d.groups = {groups_for(p.tokens, 1, tg.group_cap), 1, 1};
   return d;
 }
 }  // namespace

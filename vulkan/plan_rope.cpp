@@ -23,7 +23,7 @@ Dispatch rope(const Target& tg, const Rope& r) {
                .u(r.rows).u(r.heads).u(r.hd).u(rot / 2).u(r.mode).f(r.eps)
                .u(r.so).u(r.s_tok).u(r.dof).u(r.d_head).u(r.d_tok).u(r.pos_offset).u(r.positions.empty() ? 0 : 1)
                .words();
-  d.groups = {groups_for(r.rows * r.heads, 1, tg.max_groups[0]), 1, 1};
+  d.groups = {groups_for(r.rows * r.heads, 1, tg.group_cap), 1, 1};
   return d;
 }
 

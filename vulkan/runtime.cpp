@@ -167,6 +167,7 @@ Context::Context() {
     vkGetPhysicalDeviceQueueFamilyProperties(phys_, &nf, fams.data());
     info_.timestamps = fams[family_].timestampValidBits > 0 && info_.props.limits.timestampPeriod > 0;
     info_.timestamp_period_ns = info_.props.limits.timestampPeriod;
+    info_.timestamp_bits = fams[family_].timestampValidBits;
     vkGetPhysicalDeviceMemoryProperties(phys_, &mem_);
 
     // Enable only what the device has; ops whose variants need a missing feature report unsupported.
@@ -245,7 +246,11 @@ VkCommandBuffer Context::begin_one_shot() {
   TS_VK(vkAllocateCommandBuffers(device_, &ai, &cb));
   VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  vkBeginCommandBuffer(cb, &bi);
+  const VkResult r = vkBeginCommandBuffer(cb, &bi);
+  if (r != VK_SUCCESS) {
+    vkFreeCommandBuffers(device_, pool_, 1, &cb);
+    vk_check(r, "vkBeginCommandBuffer");
+  }
   return cb;
 }
 

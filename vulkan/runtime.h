@@ -26,6 +26,7 @@ struct DeviceInfo {
   bool storage16 = false;            // storageBuffer16BitAccess: F16 / BF16 tensors
   bool int16 = false;                // shaderInt16
   bool timestamps = false;
+  uint32_t timestamp_bits = 0;
   double timestamp_period_ns = 1;
 };
 

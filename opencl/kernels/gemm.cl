@@ -7,11 +7,9 @@
 //   CPU drivers: few work-items, several blocks each; the slabs in local memory are then the packed
 //   panels of a BLAS macro-kernel and the blocks stay in SIMD registers across the k loop.
 //   -DTM -DTN -DTK -DWX -DWY -DRM -DVW -DNV; -DEVEN when m % TM == n % TN == k % TK == 0.
-#define CAT_(a, b) a##b
-#define CAT(a, b) CAT_(a, b)
-#define vec_t CAT(float, VW)
-#define VLOAD CAT(vload, VW)
-#define VSTORE CAT(vstore, VW)
+#define vec_t FLOATN(VW)
+#define VLOAD VLOADN(VW)
+#define VSTORE VSTOREN(VW)
 #define RN (NV * VW)
 #define SM (TM / WY)  // sub-tile of one work-item
 #define SN (TN / WX)

@@ -22,6 +22,7 @@
 #endif
 #define WG 64
 #define DPT (HD_MAX / WG)  // output columns per invocation
+#define RPL ((BQ + WG / BK - 1) / (WG / BK))  // score rows per invocation
 
 layout(local_size_x = WG) in;
 BUF_IN(0, q)
@@ -41,6 +42,7 @@ shared float sq[BQ][HD_MAX];
 shared float skv[BK * HD_MAX];  // the K tile d-major, then the V tile row-major
 shared float sp[BQ][BK];
 shared float sm[BQ], sl[BQ], scorr[BQ];
+shared uint srow[BQ];
 
 #define NEG_INF uintBitsToFloat(0xff800000u)
 
@@ -62,14 +64,18 @@ void main() {
   if (p.causal != 0u) j_end = min(j_end, p.pos_offset + qi_hi + 1u);
   if (p.window != 0u && p.pos_offset + qi_lo + 1u > p.window) j_begin = p.pos_offset + qi_lo + 1u - p.window;
 
-  for (uint e = t; e < BQ * p.dqk; e += WG) {
-    const uint rr = e / p.dqk, d = e % p.dqk, r = r0 + rr;
-    float x = 0.0;
-    if (r < nrows) {
-      const uint h = kvh * p.group + r / p.q_len, qi = r % p.q_len;
-      x = ld(q[p.q_off + ((b * p.nh + h) * p.q_len + qi) * p.dqk + d]);
+  // Row rr's query position, or ~0 past the last row. Loops below avoid integer division by
+  // non-constant values: it is slow on GPUs and scalarised on CPU drivers.
+  for (uint rr = 0; rr < BQ; ++rr) {
+    const uint r = r0 + rr;
+    const uint h = kvh * p.group + r / p.q_len, qi = r % p.q_len;
+    if (t == 0u) srow[rr] = r < nrows ? p.pos_offset + qi : 0xffffffffu;
+    const uint base = p.q_off + ((b * p.nh + h) * p.q_len + qi) * p.dqk;
+    for (uint d = t; d < p.dqk; d += WG) {
+      float x = 0.0;
+      if (r < nrows) x = ld(q[base + d]);  // an if, not ?:, so no load is ever speculated
+      sq[rr][d] = x;
     }
-    sq[rr][d] = x;
   }
   if (t < BQ) {
     sm[t] = NEG_INF;
@@ -82,31 +88,38 @@ void main() {
 
   for (uint j0 = j_begin; j0 < j_end; j0 += BK) {
     // K tile stored d-major, so the score loop below reads consecutive keys in neighbouring lanes.
-    for (uint e = t; e < BK * p.dqk; e += WG) {
-      const uint jj = e / p.dqk, d = e % p.dqk, j = j0 + jj;
-      float x = 0.0;
-      if (j < j_end) {
-        x = d < p.dk1 ? ld(k1[slot * p.k1_hs + j * p.dk1 + d])
-                      : ld(k2[slot * p.k2_hs + j * (p.dqk - p.dk1) + d - p.dk1]);
+    for (uint jj = 0; jj < BK; ++jj) {
+      const uint j = j0 + jj;
+      const uint b1 = slot * p.k1_hs + j * p.dk1, b2 = slot * p.k2_hs + j * (p.dqk - p.dk1) - p.dk1;
+      for (uint d = t; d < p.dqk; d += WG) {
+        float x = 0.0;
+        if (j < j_end) {
+          if (d < p.dk1) x = ld(k1[b1 + d]);
+          else x = ld(k2[b2 + d]);
+        }
+        skv[d * BK + jj] = x;
       }
-      skv[d * BK + jj] = x;
     }
     barrier();
     {
-      const uint jj = t % BK, j = j0 + jj;
-      for (uint rr = t / BK; rr < BQ; rr += WG / BK) {
-        const uint r = r0 + rr;
-        float s = NEG_INF;
-        if (r < nrows && j < j_end) {
-          const uint pos = p.pos_offset + r % p.q_len;
-          const bool visible = (p.causal == 0u || j <= pos) && (p.window == 0u || j + p.window >= pos + 1u);
-          if (visible) {
-            float dot = 0.0;
-            for (uint d = 0; d < p.dqk; ++d) dot = fma(sq[rr][d], skv[d * BK + jj], dot);
-            s = dot * p.scale;
-          }
+      // Lane (jj, g) scores key jj against rows g, g + WG/BK, ...: each K value is loaded once.
+      const uint jj = t % BK, j = j0 + jj, g = t / BK;
+      float dots[RPL];
+      for (uint i = 0; i < RPL; ++i) dots[i] = 0.0;
+      for (uint d = 0; d < p.dqk; ++d) {
+        const float kd = skv[d * BK + jj];
+        for (uint i = 0; i < RPL; ++i) {
+          const uint rr = g + i * (WG / BK);
+          if (rr < BQ) dots[i] = fma(sq[rr][d], kd, dots[i]);
         }
-        sp[rr][jj] = s;
+      }
+      for (uint i = 0; i < RPL; ++i) {
+        const uint rr = g + i * (WG / BK);
+        if (rr >= BQ) break;
+        const uint pos = srow[rr];
+        const bool visible = pos != 0xffffffffu && j < j_end && (p.causal == 0u || j <= pos) &&
+                             (p.window == 0u || j + p.window >= pos + 1u);
+        sp[rr][jj] = visible ? dots[i] * p.scale : NEG_INF;  // a select: a NaN dot of a hidden key is dropped
       }
     }
     barrier();
@@ -130,22 +143,28 @@ void main() {
       scorr[t] = corr;
     }
     // K is no longer needed: stage V in the same shared tile.
-    for (uint e = t; e < BK * p.dv; e += WG) {
-      const uint jj = e / p.dv, d = e % p.dv, j = j0 + jj;
-      skv[jj * HD_MAX + d] = j < j_end ? ld(v[slot * p.v_hs + j * p.dv + d]) : 0.0;
+    for (uint jj = 0; jj < BK; ++jj) {
+      const uint j = j0 + jj, base = slot * p.v_hs + j * p.dv;
+      for (uint d = t; d < p.dv; d += WG) {
+        float x = 0.0;
+        if (j < j_end) x = ld(v[base + d]);
+        skv[jj * HD_MAX + d] = x;
+      }
     }
     barrier();
     for (uint c = 0; c < DPT; ++c) {
       const uint d = t + c * WG;
       if (d >= p.dv) break;
-      for (uint rr = 0; rr < BQ; ++rr) {
-        float a = acc[rr][c] * scorr[rr];
-        for (uint jj = 0; jj < BK; ++jj) {
+      float a[BQ];
+      for (uint rr = 0; rr < BQ; ++rr) a[rr] = acc[rr][c] * scorr[rr];
+      for (uint jj = 0; jj < BK; ++jj) {
+        const float vd = skv[jj * HD_MAX + d];  // loaded once for every row
+        for (uint rr = 0; rr < BQ; ++rr) {
           const float pj = sp[rr][jj];
-          if (pj != 0.0) a = fma(pj, skv[jj * HD_MAX + d], a);  // an invisible key contributes nothing, even NaN
+          if (pj != 0.0) a[rr] = fma(pj, vd, a[rr]);  // an invisible key contributes nothing, even NaN
         }
-        acc[rr][c] = a;
       }
+      for (uint rr = 0; rr < BQ; ++rr) acc[rr][c] = a[rr];
     }
     barrier();
   }

@@ -10,7 +10,7 @@
 #define TS 16
 #endif
 #ifndef R
-#define R 4
+#define R 8
 #endif
 #define BM (TS * R)
 #define BK 16
@@ -19,7 +19,8 @@ layout(local_size_x = TS, local_size_y = TS) in;
 BUF_IN(0, a)
 BUF_IN(1, b)
 BUF_OUT(2, o)
-layout(push_constant) uniform Push { uint m, n, k; } p;
+// b may be a window of n rows: its outputs are columns n_off .. n_off + n of rows ldo wide.
+layout(push_constant) uniform Push { uint m, n, k, ldo, n_off; } p;
 
 shared float sa[BK][BM];
 shared float sb[BK][BM];
@@ -37,8 +38,11 @@ void main() {
     for (uint e = tid; e < BM * BK; e += TS * TS) {
       const uint r = e / BK, c = e % BK, gk = k0 + c;
       const uint gm = m0 + r, gn = n0 + r;
-      sa[c][r] = (gm < p.m && gk < p.k) ? ld(a[gm * p.k + gk]) : 0.0;
-      sb[c][r] = (gn < p.n && gk < p.k) ? ld(b[gn * p.k + gk]) : 0.0;
+      float av = 0.0, bv = 0.0;  // ifs, not ?:, so no out-of-range load is ever speculated
+      if (gm < p.m && gk < p.k) av = ld(a[gm * p.k + gk]);
+      if (gn < p.n && gk < p.k) bv = ld(b[gn * p.k + gk]);
+      sa[c][r] = av;
+      sb[c][r] = bv;
     }
     barrier();
     for (uint kk = 0; kk < BK; ++kk) {
@@ -57,7 +61,7 @@ void main() {
     if (gm >= p.m) continue;
     for (uint j = 0; j < R; ++j) {
       const uint gn = n0 + tx + j * TS;
-      if (gn < p.n) o[gm * p.n + gn] = st(acc[i][j]);
+      if (gn < p.n) o[gm * p.ldo + p.n_off + gn] = st(acc[i][j]);
     }
   }
 }

@@ -1,33 +1,69 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
-// out[m, n] = sum_k a[m, k] * b[n, k] for small m (decode): memory-bound on b, so each work group
-// streams rows of b once (coalesced along k) against all MAXM rows of a, then reduces across the
-// group (subgroup arithmetic when the device has it).
+// out[m, n] = sum_k a[m, k] * b[n, k] for small m (decode): memory-bound on b. A work group takes NR
+// rows of b at a time and streams them along k (coalesced) against all m <= MAXM rows of a, each a
+// value loaded once for NR rows. The m x NR partial sums are then reduced together, so a group pays
+// two barriers per NR rows (barriers are the expensive part on CPU drivers): subgroup sums first
+// when the device has subgroup arithmetic, else the whole group's partials through shared memory.
 #include "dtype.glsl"
 
 #define WG 128
 #define MAXM 4
-#include "reduce.glsl"
+#define NR 8
+
+#ifdef USE_SUBGROUP
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#endif
 
 layout(local_size_x = WG) in;
 BUF_IN(0, a)
 BUF_IN(1, b)
 BUF_OUT(2, o)
-layout(push_constant) uniform Push { uint m, n, k; } p;
+// b may be a window of n rows: its outputs are columns n_off .. n_off + n of rows ldo wide.
+layout(push_constant) uniform Push { uint m, n, k, ldo, n_off; } p;
+
+shared float part[MAXM * NR][WG];  // per output, one partial per subgroup (or per invocation)
 
 void main() {
   const uint t = gl_LocalInvocationIndex;
-  for (uint j = gl_WorkGroupID.x; j < p.n; j += gl_NumWorkGroups.x) {
-    float acc[MAXM];
-    for (uint i = 0; i < MAXM; ++i) acc[i] = 0.0;
+#ifdef USE_SUBGROUP
+  const uint slot = gl_SubgroupID, slots = gl_NumSubgroups;
+#else
+  const uint slot = t, slots = WG;
+#endif
+  for (uint j0 = gl_WorkGroupID.x * NR; j0 < p.n; j0 += gl_NumWorkGroups.x * NR) {
+    float acc[MAXM][NR];
+    for (uint i = 0; i < MAXM; ++i)
+      for (uint r = 0; r < NR; ++r) acc[i][r] = 0.0;
     for (uint kk = t; kk < p.k; kk += WG) {
-      const float bv = ld(b[j * p.k + kk]);
-      for (uint i = 0; i < MAXM; ++i)
-        if (i < p.m) acc[i] = fma(ld(a[i * p.k + kk]), bv, acc[i]);
+      float bv[NR];
+      for (uint r = 0; r < NR; ++r) {
+        bv[r] = 0.0;
+        if (j0 + r < p.n) bv[r] = ld(b[(j0 + r) * p.k + kk]);  // an if, so no load is speculated
+      }
+      for (uint i = 0; i < MAXM; ++i) {
+        if (i >= p.m) break;
+        const float av = ld(a[i * p.k + kk]);
+        for (uint r = 0; r < NR; ++r) acc[i][r] = fma(av, bv[r], acc[i][r]);
+      }
     }
-    for (uint i = 0; i < p.m; ++i) {
-      const float s = wg_sum(acc[i]);
-      if (t == 0) o[i * p.n + j] = st(s);
+    for (uint i = 0; i < MAXM; ++i)
+      for (uint r = 0; r < NR; ++r) {
+#ifdef USE_SUBGROUP
+        const float s = subgroupAdd(acc[i][r]);
+        if (subgroupElect()) part[i * NR + r][slot] = s;
+#else
+        part[i * NR + r][slot] = acc[i][r];
+#endif
+      }
+    barrier();
+    if (t < MAXM * NR) {
+      const uint i = t / NR, r = t % NR;
+      float s = 0.0;
+      for (uint x = 0; x < slots; ++x) s += part[t][x];
+      if (i < p.m && j0 + r < p.n) o[i * p.ldo + p.n_off + j0 + r] = st(s);
     }
+    barrier();
   }
 }
