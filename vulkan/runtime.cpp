@@ -49,6 +49,16 @@ bool has_layer(const char* name) {
   return false;
 }
 
+bool layer_has_extension(const char* layer, const char* ext) {
+  uint32_t n = 0;
+  if (vkEnumerateInstanceExtensionProperties(layer, &n, nullptr) != VK_SUCCESS) return false;
+  std::vector<VkExtensionProperties> e(n);
+  if (vkEnumerateInstanceExtensionProperties(layer, &n, e.data()) != VK_SUCCESS) return false;
+  for (const auto& x : e)
+    if (std::strcmp(x.extensionName, ext) == 0) return true;
+  return false;
+}
+
 bool validation_wanted() {
   const char* v = std::getenv("TOUCHSTONE_VULKAN_VALIDATION");
   return !(v && std::strcmp(v, "0") == 0);
@@ -110,7 +120,21 @@ Context::Context() {
                     VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
   mci.pfnUserCallback = on_message;
   mci.pUserData = this;
-  if (validate) ici.pNext = &mci;  // also catches messages of vkCreateInstance itself
+  // Synchronization validation too: a missing barrier between dispatches is reported, not just
+  // wrong API use.
+  const VkValidationFeatureEnableEXT enables[] = {VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT};
+  VkValidationFeaturesEXT vf{VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT};
+  vf.enabledValidationFeatureCount = 1;
+  vf.pEnabledValidationFeatures = enables;
+  if (validate) {
+    ici.pNext = &mci;  // also catches messages of vkCreateInstance itself
+    if (layer_has_extension("VK_LAYER_KHRONOS_validation", VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME)) {
+      exts.push_back(VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME);
+      ici.enabledExtensionCount = static_cast<uint32_t>(exts.size());
+      ici.ppEnabledExtensionNames = exts.data();
+      mci.pNext = &vf;
+    }
+  }
   const VkResult r = vkCreateInstance(&ici, nullptr, &instance_);
   check(r == VK_SUCCESS, "vkCreateInstance failed: {} (no Vulkan driver installed?)", result_name(r));
   try {
