@@ -7,6 +7,7 @@
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
+#include "bench/cache_flush.h"
 #include "bench/setup_cache.h"
 #include "core/backend.h"
 #include "core/op.h"
@@ -22,6 +23,7 @@ struct OpBench {
   const CaseSpec* preset;
   DType dtype;
   uint64_t seed;
+  bool warm_cache;
 };
 
 // Declared in this order so the launch is destroyed before the tensors it is bound to.
@@ -52,6 +54,7 @@ void run(benchmark::State& state, const OpBench& ob) {
     return state.SkipWithError(fmt::format("setup failed: {}", e.what()).c_str());
   }
   for (auto _ : state) {
+    if (!ob.warm_cache) flush_caches();  // outside the timed region: the timer is the backend's
     try {
       s->launch->execute();
     } catch (const std::exception& e) {
@@ -81,7 +84,7 @@ int register_op_benchmarks(const Options& o) {
         for (DType dt : o.dtypes) {
           if (std::find(preset.dtypes.begin(), preset.dtypes.end(), dt) == preset.dtypes.end()) continue;
           OpBench ob{fmt::format("{}/{}/{}/{}", op->name(), bname, preset.name, dtype_name(dt)), bname, op,
-                     &preset, dt, o.seed};
+                     &preset, dt, o.seed, o.warm_cache};
           benchmark::RegisterBenchmark(ob.name.c_str(), [ob](benchmark::State& st) { run(st, ob); })
               ->UseManualTime()
               ->Unit(benchmark::kMicrosecond);

@@ -44,6 +44,8 @@ Options take_options(int& argc, char** argv) {
     const std::string a = argv[i];
     if (a == "--include-reference") {
       o.include_reference = true;
+    } else if (a == "--warm-cache") {
+      o.warm_cache = true;
     } else if (a.rfind("--dtypes=", 0) == 0) {
       o.dtypes = parse_dtypes(a.substr(9));
     } else if (a.rfind("--seed=", 0) == 0) {
@@ -66,6 +68,8 @@ void print_help() {
       "  --include-reference   also benchmark the scalar reference backend (slow on model-sized presets)\n"
       "  --dtypes=LIST         float dtypes to register, e.g. F32,F16,BF16 or 'all' (default F32)\n"
       "  --seed=N              seed for the generated inputs (default 1)\n"
+      "  --warm-cache          do not evict the caches before each timed iteration (by default every\n"
+      "                        op is timed from memory: a read of 2x the last-level cache comes first)\n"
       "\n"
       "Google Benchmark flags (e.g. --benchmark_filter=gemm/cpu --benchmark_format=json):\n");
   benchmark::PrintDefaultHelp();

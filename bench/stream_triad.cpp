@@ -6,6 +6,9 @@
 #include <exception>
 #include <memory>
 #include <new>
+#include <vector>
+
+#include "core/tensor.h"
 
 #include "bench/all_cores.h"
 #include "bench/baselines.h"
@@ -23,7 +26,12 @@ constexpr float kB = 1.0f, kC = 2.0f, kScalar = 3.0f;
 
 struct TriadSetup final : Setup {
   int workers = core_count();
-  std::unique_ptr<float[]> a{new float[kCount]}, b{new float[kCount]}, c{new float[kCount]};
+  // Allocated like tensors (core/tensor.h), so op and baseline run on the same kind of pages;
+  // left untouched here, so each worker's first touch places its part.
+  struct Free { void operator()(float* p) const { free_tensor_memory(p, kArrayBytes); } };
+  using Array = std::unique_ptr<float[], Free>;
+  static float* alloc() { return static_cast<float*>(allocate_tensor_memory(kArrayBytes)); }
+  Array a{alloc()}, b{alloc()}, c{alloc()};
 };
 
 void triad(float* __restrict a, const float* __restrict b, const float* __restrict c, float s, Range r) {

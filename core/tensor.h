@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <new>
 #include <span>
 #include <string>
 #include <vector>
@@ -15,6 +16,22 @@
 namespace ts {
 
 using Shape = std::vector<int64_t>;
+
+// Host memory for tensors (and the benchmarks' baselines, so both sides are measured alike):
+// cache-line aligned, so the data (kGuardBytes past the start) is too; large blocks are 2 MiB
+// aligned and advised for transparent huge pages, as an engine's weights and KV cache would be.
+void* allocate_tensor_memory(size_t bytes);
+void free_tensor_memory(void* p, size_t bytes);
+
+template <class T> struct CacheLineAllocator {
+  using value_type = T;
+  CacheLineAllocator() = default;
+  template <class U> CacheLineAllocator(const CacheLineAllocator<U>&) {}
+  T* allocate(size_t n) { return static_cast<T*>(allocate_tensor_memory(n * sizeof(T))); }
+  void deallocate(T* p, size_t n) { free_tensor_memory(p, n * sizeof(T)); }
+  template <class U> bool operator==(const CacheLineAllocator<U>&) const { return true; }
+};
+
 std::string shape_str(const Shape& s);  // "[2,3,4]"
 int64_t shape_numel(const Shape& s);
 
@@ -52,7 +69,7 @@ class Tensor {
   DType dtype_ = DType::F32;
   Shape shape_;
   int64_t numel_ = 0;
-  std::vector<std::byte> storage_;
+  std::vector<std::byte, CacheLineAllocator<std::byte>> storage_;
 };
 
 using TensorMap = std::map<std::string, Tensor>;

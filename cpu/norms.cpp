@@ -4,6 +4,10 @@
 #define HWY_TARGET_INCLUDE "cpu/norms.cpp"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 
+#include <atomic>
+#include <cstdint>
+#include <type_traits>
+
 #include "cpu/common.h"
 #include "cpu/simd-inl.h"
 #include "hwy/highway.h"
@@ -33,11 +37,22 @@ template <class T> float SumSquaresT(const T* HWY_RESTRICT x, int64_t n) {
 // out = (x - shift) * mul * w (+ b when given).
 template <class T>
 void ScaleRow(const T* HWY_RESTRICT x, float shift, float mul, const T* HWY_RESTRICT w, const T* HWY_RESTRICT b,
-              T* HWY_RESTRICT out, int64_t n) {
+              T* HWY_RESTRICT out, int64_t n, bool stream) {
   const DF d;
   const int64_t N = hn::Lanes(d);
   const VF vs = hn::Set(d, shift), vm = hn::Set(d, mul);
   int64_t i = 0;
+  // Large F32 outputs bypass the cache with streaming stores: the row would otherwise be read in
+  // (write-allocate) only to be overwritten, a third more memory traffic on a memory-bound op.
+  if constexpr (std::is_same_v<T, float>) {
+    if (stream && reinterpret_cast<uintptr_t>(out) % (N * sizeof(float)) == 0) {
+      for (; i + N <= n; i += N) {
+        VF y = hn::Mul(hn::Mul(hn::Sub(LoadF(d, x + i), vs), vm), LoadF(d, w + i));
+        if (b) y = hn::Add(y, LoadF(d, b + i));
+        hn::Stream(y, d, out + i);
+      }
+    }
+  }
   for (; i + N <= n; i += N) {
     VF y = hn::Mul(hn::Mul(hn::Sub(LoadF(d, x + i), vs), vm), LoadF(d, w + i));
     if (b) y = hn::Add(y, LoadF(d, b + i));
@@ -87,7 +102,7 @@ template <class T> float SumSqDevT(const T* HWY_RESTRICT x, float mean, int64_t 
 
 // kind 0: rms_norm, 1: fused_add_rms_norm (res is the in-out residual), 2: layer_norm.
 void NormRows(int kind, DType dt, void* res, const void* x, const void* w, const void* b, void* out, int64_t dim,
-              float eps, int64_t r0, int64_t r1) {
+              float eps, int64_t r0, int64_t r1, bool stream) {
   visit_float(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* wt = static_cast<const T*>(w);
@@ -102,13 +117,16 @@ void NormRows(int kind, DType dt, void* res, const void* x, const void* w, const
       if (kind == 2) {
         const float mean = SumT(xr, dim) / static_cast<float>(dim);
         const float var = SumSqDevT(xr, mean, dim) / static_cast<float>(dim);
-        ScaleRow(xr, mean, 1.0f / std::sqrt(var + eps), wt, static_cast<const T*>(b), outr, dim);
+        ScaleRow(xr, mean, 1.0f / std::sqrt(var + eps), wt, static_cast<const T*>(b), outr, dim, stream);
       } else {
         const float ms = SumSquaresT(xr, dim) / static_cast<float>(dim);
-        ScaleRow<T>(xr, 0.0f, 1.0f / std::sqrt(ms + eps), wt, nullptr, outr, dim);
+        ScaleRow<T>(xr, 0.0f, 1.0f / std::sqrt(ms + eps), wt, nullptr, outr, dim, stream);
       }
     }
   });
+  // Streaming stores are weakly ordered: a full fence (mfence on x86) publishes them before the
+  // pool reports this share done.
+  if (stream) std::atomic_thread_fence(std::memory_order_seq_cst);
 }
 
 }  // namespace ts::cpu::HWY_NAMESPACE
@@ -125,11 +143,15 @@ namespace ts::cpu {
 HWY_EXPORT(NormRows);
 
 namespace {
+constexpr size_t kStreamOutputBytes = 4u << 20;
+
 void run_rows(int kind, const RmsNormParams& p, void* res, const Tensor& x, const Tensor& w, const Tensor* b,
               Tensor& out) {
   const void* bp = b ? b->data() : nullptr;
+  // An output this large will not stay in cache for the next op anyway: stream it (see ScaleRow).
+  const bool stream = out.nbytes() >= kStreamOutputBytes;
   parallel_for(p.tokens, std::max<int64_t>(1, 16384 / p.dim), [&](int64_t r0, int64_t r1) {
-    HWY_DYNAMIC_DISPATCH(NormRows)(kind, x.dtype(), res, x.data(), w.data(), bp, out.data(), p.dim, p.eps, r0, r1);
+    HWY_DYNAMIC_DISPATCH(NormRows)(kind, x.dtype(), res, x.data(), w.data(), bp, out.data(), p.dim, p.eps, r0, r1, stream);
   });
 }
 }  // namespace

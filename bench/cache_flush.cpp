@@ -1,0 +1,46 @@
+#include "bench/cache_flush.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+
+namespace ts::bench {
+
+namespace {
+
+// The largest cache sysfs reports for cpu0 ("32768K"), or 0 when it says nothing.
+size_t last_level_cache_bytes() {
+  size_t best = 0;
+  for (int i = 0; i < 8; ++i) {
+    std::ifstream in("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/size");
+    std::string s;
+    if (!(in >> s) || s.empty()) continue;
+    size_t v = std::stoull(s);
+    if (s.back() == 'K') v <<= 10;
+    if (s.back() == 'M') v <<= 20;
+    best = std::max(best, v);
+  }
+  return best;
+}
+
+std::vector<uint64_t>& buffer() {
+  static std::vector<uint64_t> b(std::max<size_t>(64u << 20, 2 * last_level_cache_bytes()) / sizeof(uint64_t), 1);
+  return b;
+}
+
+}  // namespace
+
+size_t flush_buffer_bytes() { return buffer().size() * sizeof(uint64_t); }
+
+void flush_caches() {
+  const auto& b = buffer();
+  uint64_t sum = 0;
+  for (size_t i = 0; i < b.size(); i += 8) sum += b[i];  // one load per 64-byte line
+  benchmark::DoNotOptimize(sum);
+}
+
+}  // namespace ts::bench
