@@ -13,6 +13,8 @@ cli=$build/cli/touchstone
 
 [ -f "$manifest" ] || { echo "gate: no coverage manifest $manifest" >&2; exit 1; }
 supported=$("$cli" list --backend "$backend" --supported) || { echo "gate: $backend is not usable here" >&2; exit 1; }
+# Only op names count (a driver or layer may print to stdout too).
+supported=$(grep -E '^[a-z0-9_]+$' <<<"$supported" || true)
 
 missing=$(comm -23 <(grep -v '^#' "$manifest" | sed '/^$/d' | sort) <(sort <<<"$supported"))
 extra=$(comm -13 <(grep -v '^#' "$manifest" | sed '/^$/d' | sort) <(sort <<<"$supported"))

@@ -132,7 +132,9 @@ Context::Context() {
       exts.push_back(VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME);
       ici.enabledExtensionCount = static_cast<uint32_t>(exts.size());
       ici.ppEnabledExtensionNames = exts.data();
-      mci.pNext = &vf;
+      // ici -> vf -> mci: mci itself keeps pNext null, as vkCreateDebugUtilsMessengerEXT requires.
+      ici.pNext = &vf;
+      vf.pNext = &mci;
     }
   }
   const VkResult r = vkCreateInstance(&ici, nullptr, &instance_);
