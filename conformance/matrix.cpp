@@ -20,7 +20,13 @@ namespace fs = std::filesystem;
 
 std::string shell_quote(const std::string& s) { return "'" + s + "'"; }
 
-void report_failure(const Options& opt, const std::string& test_name, Backend& b, const Case& c,
+// The command that reruns exactly one test: its name as the filter, plus the flags that register it.
+std::string rerun_command(const Options& o, const std::string& test_name, Tier tier) {
+  return fmt::format("{} --gtest_filter={}{}{}", o.argv0, shell_quote(test_name),
+                     tier == Tier::Full ? " --tier=full" : "", o.seed ? fmt::format(" --seed={}", o.seed) : "");
+}
+
+void report_failure(const Options& opt, const std::string& test_name, Tier tier, Backend& b, const Case& c,
                     const std::string& case_name, const Verdict& v) {
   std::string file;
   try {
@@ -34,15 +40,15 @@ void report_failure(const Options& opt, const std::string& test_name, Backend& b
   }
   ADD_FAILURE() << fmt::format(
       "backend={} op={} case={} dtype={} seed={}\n  params: {}\n{}  tolerance: atol={:.3g} rtol={:.3g} ({})\n"
-      "  rerun:  {} --gtest_filter={}{}\n  case:   {}  (touchstone check {} --backend {})",
+      "  rerun:  {}\n  case:   {}  (touchstone check {} --backend {})",
       b.name(), c.op->name(), case_name, dtype_name(c.dtype), c.seed.value_or(0), params_str(c.metadata),
       v.describe(), c.op->tolerance(c.params, c.dtype).atol, c.op->tolerance(c.params, c.dtype).rtol,
-      c.op->tolerance(c.params, c.dtype).why, opt.argv0, shell_quote(test_name),
-      opt.seed ? fmt::format(" --seed={}", opt.seed) : "", file, file, b.name());
+      c.op->tolerance(c.params, c.dtype).why, rerun_command(opt, test_name, tier), file, file, b.name());
 }
 
 // Runs a case, then applies the known-failure list and prints the repro on failure.
-void judge(const Options& opt, const std::string& test_name, Backend& b, const Case& c, const std::string& case_name) {
+void judge(const Options& opt, const std::string& test_name, Tier tier, Backend& b, const Case& c,
+           const std::string& case_name) {
   const Verdict v = check_case(b, c, b.deterministic(*c.op));
   const KnownFailure* known = find_known_failure(b.name(), c.op->name(), case_name, std::string(dtype_name(c.dtype)));
   if (known) {
@@ -53,7 +59,7 @@ void judge(const Options& opt, const std::string& test_name, Backend& b, const C
       std::cout << "[ KNOWN    ] " << test_name << ": " << known->reason << "\n" << v.describe();
     return;
   }
-  if (!v.pass) report_failure(opt, test_name, b, c, case_name, v);
+  if (!v.pass) report_failure(opt, test_name, tier, b, c, case_name, v);
 }
 
 class CaseTest : public ::testing::Test {
@@ -67,8 +73,10 @@ class CaseTest : public ::testing::Test {
     const uint64_t seed = case_seed(op_, spec_.name, dt_) ^ o_.seed;
     RecordProperty("seed", std::to_string(seed));  // in --gtest_output=xml/json for every case
     RecordProperty("params", params_str(op_.to_map(spec_.params)));
+    // Every generated case says how to get it back alone, pass or fail.
+    std::cout << fmt::format("[ SEED     ] {} seed={} rerun: {}\n", name_, seed, rerun_command(o_, name_, spec_.tier));
     const Case c = generate_case(op_, spec_.params, dt_, seed);
-    judge(o_, name_, b, c, spec_.name);
+    judge(o_, name_, spec_.tier, b, c, spec_.name);
   }
 
  private:
@@ -94,7 +102,7 @@ class GoldenTest : public ::testing::Test {
     }
     ASSERT_FALSE(c.expected.empty()) << path_ << " has no expected.* tensors";
     if (auto s = b.supports(*c.op, c.dtype); !s.ok) GTEST_SKIP() << "unsupported: " << s.reason;
-    judge(o_, name_, b, c, fs::path(path_).stem().string());
+    judge(o_, name_, Tier::Ci, b, c, fs::path(path_).stem().string());  // goldens register at every tier
   }
 
  private:
