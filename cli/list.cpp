@@ -94,11 +94,7 @@ int cmd_list(const std::vector<std::string>& argv) {
 int cmd_cases(const std::vector<std::string>& argv) {
   Args a(argv, {"op", "tier"}, {});
   Tier max_tier = Tier::Full;
-  if (auto t = a.get("tier")) {
-    auto parsed = tier_from_name(*t);
-    check(parsed.has_value(), "--tier must be smoke, ci or full, not '{}'", *t);
-    max_tier = *parsed;
-  }
+  if (auto t = a.get("tier")) max_tier = tier_or_throw(*t);
   const auto op_filter = a.get("op");
   if (op_filter) op_or_throw(*op_filter);
   for (const Op* op : all_ops()) {

@@ -32,11 +32,7 @@ struct Tally {
 int cmd_matrix(const std::vector<std::string>& argv) {
   Args a(argv, {"backend", "op", "tier", "device"}, {"verbose"});
   Tier tier = Tier::Ci;
-  if (auto t = a.get("tier")) {
-    auto parsed = tier_from_name(*t);
-    check(parsed.has_value(), "--tier must be smoke, ci or full, not '{}'", *t);
-    tier = *parsed;
-  }
+  if (auto t = a.get("tier")) tier = tier_or_throw(*t);
   const auto op_filter = a.get("op");
   if (op_filter) op_or_throw(*op_filter);
   std::vector<Backend*> backends;

@@ -33,9 +33,7 @@ int main(int argc, char** argv) {
       if (take(a, "backend", o.backend) || take(a, "op", o.op) || take(a, "family", o.family) ||
           take(a, "failures", o.failures_dir) || take(a, "golden-dir", o.golden_dir)) {
       } else if (take(a, "tier", v)) {
-        auto t = ts::tier_from_name(v);
-        ts::check(t.has_value(), "--tier must be smoke, ci or full, not '{}'", v);
-        o.tier = *t;
+        o.tier = ts::tier_or_throw(v);
       } else if (take(a, "seed", v)) {
         o.seed = std::stoull(v);
       } else if (a == "--no-goldens") {

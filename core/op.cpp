@@ -22,6 +22,12 @@ std::optional<Tier> tier_from_name(std::string_view s) {
   return std::nullopt;
 }
 
+Tier tier_or_throw(std::string_view s) {
+  auto t = tier_from_name(s);
+  check(t.has_value(), "--tier must be smoke, ci or full, not '{}'", s);
+  return *t;
+}
+
 std::vector<std::string> Op::output_names(const Params& p) const {
   std::vector<std::string> out;
   for (const auto& d : tensors(p, DType::F32))

@@ -21,6 +21,7 @@ enum class Role { In, Out, InOut };
 enum class Tier { Smoke, Ci, Full };
 std::string_view tier_name(Tier t);
 std::optional<Tier> tier_from_name(std::string_view s);
+Tier tier_or_throw(std::string_view s);  // an Error naming the three tiers for anything else
 
 struct TensorDecl {
   std::string name;

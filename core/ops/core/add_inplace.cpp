@@ -1,4 +1,5 @@
 // add_inplace: residual[i] += x[i].
+#include "core/ops/core/inputs.h"
 #include "core/ops/core_params.h"
 #include "core/ops/describe.h"
 #include "reference/reference.h"
@@ -22,16 +23,9 @@ const Op& op_add_inplace() {
       // One F32 add, then the output rounding.
       .tolerance = [](const AddInplaceParams&, DType dt) { return tol::elementwise(dt, 1); },
       .cost = [](const AddInplaceParams& p, DType dt) { return Cost{double(p.len), bytes(dt, 3.0 * p.len)}; },
-      .cases = {
-          {"len1", Tier::Smoke, len(1)},
-          {"len7", Tier::Smoke, len(7)},
-          {"len17", Tier::Ci, len(17)},
-          {"len33", Tier::Ci, len(33)},
-          {"len257", Tier::Ci, len(257)},
-          {"len1000", Tier::Ci, len(1000)},
-          {"len4097", Tier::Ci, len(4097)},
+      .cases = edge_lengths<AddInplaceParams>({
           {"llama3_8b_t4_d4096", Tier::Full, len(4 * 4096)},
-      },
+      }),
       .benches = {
           {"t2048_d4096", Tier::Full, len(2048 * 4096)},  // 96 MB per call in F32
       },

@@ -1,4 +1,5 @@
 // gelu: out = 0.5 * x * (1 + erf(x / sqrt(2))), the erf form (PyTorch's default), elementwise.
+#include "core/ops/core/inputs.h"
 #include "core/ops/core_params.h"
 #include "core/ops/describe.h"
 #include "reference/reference.h"
@@ -30,16 +31,9 @@ const Op& op_gelu() {
       },
       // FLOPs: the formula's 4 ops with erf counted as one.
       .cost = [](const GeluParams& p, DType dt) { return Cost{4.0 * p.len, bytes(dt, 2.0 * p.len)}; },
-      .cases = {
-          {"len1", Tier::Smoke, len(1)},
-          {"len7", Tier::Smoke, len(7)},
-          {"len17", Tier::Ci, len(17)},
-          {"len33", Tier::Ci, len(33)},
-          {"len257", Tier::Ci, len(257)},
-          {"len1000", Tier::Ci, len(1000)},
-          {"len4097", Tier::Ci, len(4097)},
+      .cases = edge_lengths<GeluParams>({
           {"bert_base_t4_ff3072", Tier::Full, len(4 * 3072)},
-      },
+      }),
       .benches = {
           {"t2048_ff4096", Tier::Full, len(2048 * 4096)},  // 64 MB per call in F32
       },

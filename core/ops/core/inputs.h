@@ -2,11 +2,28 @@
 // Input generators and checks shared by several core-op descriptions (norms, caches, index tensors).
 #include <algorithm>
 #include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "core/error.h"
 #include "core/ops/describe.h"
 
 namespace ts::describe {
+
+// The lengths every 1-D elementwise op is tried at (1, odd sizes below, at and past every vector
+// width, a prime past a page), followed by the op's own model shapes.
+template <class P> std::vector<Preset<P>> edge_lengths(std::vector<Preset<P>> model_shapes) {
+  std::vector<Preset<P>> v;
+  for (const auto& [n, tier] : {std::pair{1, Tier::Smoke}, {7, Tier::Smoke}, {17, Tier::Ci}, {33, Tier::Ci},
+                                {257, Tier::Ci}, {1000, Tier::Ci}, {4097, Tier::Ci}}) {
+    P p{};
+    p.len = n;
+    v.push_back({"len" + std::to_string(n), tier, p});
+  }
+  v.insert(v.end(), model_shapes.begin(), model_shapes.end());
+  return v;
+}
 
 // Rows of N(0, s), s cycling 1, 1e4, 1e-3 by row: large rows catch a sum of squares kept in F16 or
 // BF16 (it overflows or loses the row), tiny rows have mean(x^2) ~ eps, so eps in the wrong place
