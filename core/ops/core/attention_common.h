@@ -1,6 +1,7 @@
 #pragma once
 // What the softmax-attention ops (flash_attention, mla_attention, flash_attention_batched_per_cache)
 // share: the visibility rule, the GQA check, kv generation with poisoned rows, and the tolerance.
+#include <cmath>
 #include <cstdint>
 
 #include "core/ops/describe.h"
@@ -19,6 +20,9 @@ KeyRange visible(int64_t pos, int64_t kv_len, bool causal, int64_t sliding_windo
 double visible_pairs(int64_t q_len, int64_t pos_offset, int64_t kv_len, bool causal, int64_t sliding_window);
 
 // Query head h reads kv head h / (num_heads / num_kv_heads).
+// The usual softmax scale 1/sqrt(d), as the presets spell it.
+inline float inv_sqrt(double d) { return float(1 / std::sqrt(d)); }
+
 void check_gqa(int64_t num_heads, int64_t num_kv_heads, const char* heads_name, const char* kv_heads_name);
 
 // Fills `x`, viewed as [groups, rows, width], with N(0,1) in rows below `valid_rows` and NaN after

@@ -12,8 +12,8 @@ using namespace describe;
 
 const Op& op_flash_attention() {
   using P = FlashAttentionParams;
-  const float s64 = 0.125f, s80 = float(1 / std::sqrt(80.0)), s96 = float(1 / std::sqrt(96.0));
-  const float s128 = float(1 / std::sqrt(128.0)), s256 = 0.0625f;
+  using attn::inv_sqrt;
+  const float s64 = inv_sqrt(64), s80 = inv_sqrt(80), s96 = inv_sqrt(96), s128 = inv_sqrt(128), s256 = inv_sqrt(256);
   static const TypedOp<P> op({
       .name = "flash_attention",
       .family = "core",

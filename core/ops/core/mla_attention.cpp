@@ -11,8 +11,9 @@ using namespace describe;
 
 const Op& op_mla_attention() {
   using P = MlaAttentionParams;
-  const float s80 = float(1 / std::sqrt(80.0)), s160 = float(1 / std::sqrt(160.0));
-  const float s192 = float(1 / std::sqrt(192.0));  // DeepSeek-V3: qk_nope 128 + qk_rope 64
+  using attn::inv_sqrt;
+  const float s80 = inv_sqrt(80), s160 = inv_sqrt(160);
+  const float s192 = inv_sqrt(192);  // DeepSeek-V3: qk_nope 128 + qk_rope 64
   static const TypedOp<P> op({
       .name = "mla_attention",
       .family = "core",
