@@ -1,6 +1,7 @@
 // flash_attention, mla_attention and flash_attention_batched_per_cache on one core: a block of query
 // rows (F32) against a range of key rows, online softmax over tiles of keys, reading only keys some
-// row can see (rows outside the visible range may hold NaN). Work is split over (sequence, kv head,
+// row can see (rows outside the visible range may hold NaN). Rows go through a tile four at a time,
+// so each key and value row is read from memory once for the four (GQA heads of one kv head). Work is split over (sequence, kv head,
 // query block) and, for short query blocks (decode), over fixed key ranges too; the partial softmax
 // states of a block are then merged in key order, so results do not depend on thread timing.
 #undef HWY_TARGET_INCLUDE
@@ -9,6 +10,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "cpu/attention_core.h"
@@ -21,57 +23,203 @@
 HWY_BEFORE_NAMESPACE();
 namespace ts::cpu::HWY_NAMESPACE {
 
-constexpr int64_t kTile = 64;  // keys per online-softmax step
+constexpr int64_t kTile = 64;          // keys per online-softmax step
+// Query rows that share each load of a key and value row: 4 rows x 4 keys of accumulators fit the
+// 32 vector registers of AVX-512; targets with 16 take 2 rows at a time.
+constexpr int kRowGroup = HWY_TARGET <= HWY_AVX3 ? 4 : 2;
+constexpr int64_t kPrefetchKeys = 16;   // how far ahead of use key and value rows are asked for
+// Fully unrolled loops over the rows of a group, so their vector accumulators live in registers.
+#define TS_UNROLL_ROWS _Pragma("GCC unroll 4")
 
-// p[i] = exp(s[i] - m) for i < n.
-HWY_INLINE void ExpShifted(float* s, float m, int64_t n) {
-  const DF d;
-  const int64_t N = hn::Lanes(d);
-  const VF vm = hn::Set(d, m);
-  int64_t i = 0;
-  for (; i + N <= n; i += N) hn::StoreU(hn::Exp(d, hn::Sub(hn::LoadU(d, s + i), vm)), d, s + i);
-  for (; i < n; ++i) s[i] = std::exp(s[i] - m);
+// Asks for every cache line of [p, p + bytes) into L2, not L1: decode streams K and V once, and
+// on the machines measured here an L1 prefetch this far ahead evicts rows still being used.
+HWY_INLINE void PrefetchL2(const void* p, size_t bytes) {
+  const char* c = static_cast<const char*>(p);
+  for (size_t off = 0; off < bytes; off += 64) __builtin_prefetch(c + off, 0, 2);
+  // GCC models a prefetch as free of side effects, so a function that only prefetches counts as
+  // pure and its calls are deleted (session 1's prefetching never reached the binary). An empty
+  // volatile asm is a side effect: the calls, and so the prefetches, stay.
+  asm volatile("");
 }
 
-// acc[c] += sum_j p[j] * v[j][c], v row j at v0 + j * vstride; acc held in registers across keys.
-HWY_INLINE void AccumulateValues(const float* HWY_RESTRICT p, int64_t n, const float* v0, int64_t vstride,
-                                 float* HWY_RESTRICT acc, int64_t dv) {
+#if HWY_TARGET != HWY_SCALAR
+// {sum of v0's lanes, sum of v1's, sum of v2's, sum of v3's}: four horizontal sums for little more
+// than the price of one, by interleaving within 128-bit blocks and then adding the blocks.
+template <class D> HWY_INLINE hn::Vec<hn::Full128<float>> AddBlocks(D d, hn::Vec<D> v) {
+  if constexpr (hn::MaxLanes(d) > 4) {
+    const hn::Half<D> dh;
+    return AddBlocks(dh, hn::Add(hn::LowerHalf(dh, v), hn::UpperHalf(dh, v)));
+  } else {
+    return v;
+  }
+}
+HWY_INLINE hn::Vec<hn::Full128<float>> SumOfLanes4(VF v0, VF v1, VF v2, VF v3) {
+  const DF d;
+  const hn::Repartition<uint64_t, DF> d64;
+  const VF s01 = hn::Add(hn::InterleaveLower(d, v0, v1), hn::InterleaveUpper(d, v0, v1));
+  const VF s23 = hn::Add(hn::InterleaveLower(d, v2, v3), hn::InterleaveUpper(d, v2, v3));
+  const auto a = hn::BitCast(d64, s01), b = hn::BitCast(d64, s23);
+  const VF lo = hn::BitCast(d, hn::InterleaveLower(d64, a, b)), hi = hn::BitCast(d, hn::InterleaveUpper(d64, a, b));
+  return AddBlocks(d, hn::Add(lo, hi));
+}
+constexpr int64_t kKeyStep = 4;  // keys scored together, so their horizontal sums are shared
+#else
+constexpr int64_t kKeyStep = 1;
+#endif
+
+// s[r][j] = dot(q[r], k row j) * scale for R rows and keys j < n. Each key row is loaded once for
+// all R rows (GQA: the R query heads of one kv head), which is what keeps decode memory-bound;
+// keys go kKeyStep at a time so that each q load serves several keys.
+// prefetch(j) runs before key j: memory requests spread over the loop instead of one burst.
+template <int R, class Prefetch>
+HWY_INLINE void Scores(const float* const* HWY_RESTRICT q, const float* k0, int64_t kstride, int64_t n, int64_t dk,
+                       float scale, float (*HWY_RESTRICT s)[kTile], const Prefetch& prefetch) {
+  const DF d;
+  const int64_t N = hn::Lanes(d);
+  int64_t j = 0;
+#if HWY_TARGET != HWY_SCALAR
+  if (dk % N == 0) {
+    const hn::Full128<float> d4;
+    for (; j + kKeyStep <= n; j += kKeyStep) {
+      for (int64_t i = 0; i < kKeyStep; ++i) prefetch(j + i);
+      const float* HWY_RESTRICT k = k0 + j * kstride;
+      VF a[R][4];
+      TS_UNROLL_ROWS for (int r = 0; r < R; ++r) a[r][0] = a[r][1] = a[r][2] = a[r][3] = hn::Zero(d);
+      for (int64_t c = 0; c < dk; c += N) {
+        const VF x0 = hn::LoadU(d, k + c), x1 = hn::LoadU(d, k + kstride + c);
+        const VF x2 = hn::LoadU(d, k + 2 * kstride + c), x3 = hn::LoadU(d, k + 3 * kstride + c);
+        TS_UNROLL_ROWS for (int r = 0; r < R; ++r) {
+          const VF qc = hn::LoadU(d, q[r] + c);
+          a[r][0] = hn::MulAdd(qc, x0, a[r][0]);
+          a[r][1] = hn::MulAdd(qc, x1, a[r][1]);
+          a[r][2] = hn::MulAdd(qc, x2, a[r][2]);
+          a[r][3] = hn::MulAdd(qc, x3, a[r][3]);
+        }
+      }
+      TS_UNROLL_ROWS for (int r = 0; r < R; ++r)
+        hn::StoreU(hn::Mul(SumOfLanes4(a[r][0], a[r][1], a[r][2], a[r][3]), hn::Set(d4, scale)), d4, s[r] + j);
+    }
+  }
+#endif
+  for (; j < n; ++j) {
+    prefetch(j);
+    const float* HWY_RESTRICT k = k0 + j * kstride;
+    VF a[R], b[R];
+    TS_UNROLL_ROWS for (int r = 0; r < R; ++r) a[r] = b[r] = hn::Zero(d);
+    int64_t c = 0;
+    for (; c + 2 * N <= dk; c += 2 * N) {
+      const VF k1 = hn::LoadU(d, k + c), k2 = hn::LoadU(d, k + c + N);
+      TS_UNROLL_ROWS for (int r = 0; r < R; ++r) {
+        a[r] = hn::MulAdd(hn::LoadU(d, q[r] + c), k1, a[r]);
+        b[r] = hn::MulAdd(hn::LoadU(d, q[r] + c + N), k2, b[r]);
+      }
+    }
+    if (c + N <= dk) {
+      const VF k1 = hn::LoadU(d, k + c);
+      TS_UNROLL_ROWS for (int r = 0; r < R; ++r) a[r] = hn::MulAdd(hn::LoadU(d, q[r] + c), k1, a[r]);
+      c += N;
+    }
+    TS_UNROLL_ROWS for (int r = 0; r < R; ++r) {
+      float dot = hn::GetLane(hn::SumOfLanes(d, hn::Add(a[r], b[r])));
+      for (int64_t i = c; i < dk; ++i) dot += q[r][i] * k[i];
+      s[r][j] = dot * scale;
+    }
+  }
+}
+
+// acc[r][c] += sum_j p[r][j] * v[j][c] for R rows; v row j at v0 + j * vstride, loaded once for all
+// rows, and the accumulators stay in registers across the keys.
+template <int R>
+HWY_INLINE void AccumulateValues(const float (*HWY_RESTRICT p)[kTile], int64_t n, const float* v0, int64_t vstride,
+                                 float* const* HWY_RESTRICT acc, int64_t dv) {
   const DF d;
   const int64_t N = hn::Lanes(d);
   int64_t c = 0;
-  for (; c + 4 * N <= dv; c += 4 * N) {
-    VF a0 = hn::LoadU(d, acc + c), a1 = hn::LoadU(d, acc + c + N);
-    VF a2 = hn::LoadU(d, acc + c + 2 * N), a3 = hn::LoadU(d, acc + c + 3 * N);
+  for (; c + 2 * N <= dv; c += 2 * N) {
+    VF a[R], b[R];
+    TS_UNROLL_ROWS for (int r = 0; r < R; ++r) a[r] = hn::LoadU(d, acc[r] + c), b[r] = hn::LoadU(d, acc[r] + c + N);
     for (int64_t j = 0; j < n; ++j) {
-      const VF pj = hn::Set(d, p[j]);
-      const float* vr = v0 + j * vstride + c;
-      a0 = hn::MulAdd(pj, hn::LoadU(d, vr), a0);
-      a1 = hn::MulAdd(pj, hn::LoadU(d, vr + N), a1);
-      a2 = hn::MulAdd(pj, hn::LoadU(d, vr + 2 * N), a2);
-      a3 = hn::MulAdd(pj, hn::LoadU(d, vr + 3 * N), a3);
+      const float* HWY_RESTRICT v = v0 + j * vstride + c;
+      const VF v1 = hn::LoadU(d, v), v2 = hn::LoadU(d, v + N);
+      TS_UNROLL_ROWS for (int r = 0; r < R; ++r) {
+        const VF pj = hn::Set(d, p[r][j]);
+        a[r] = hn::MulAdd(pj, v1, a[r]);
+        b[r] = hn::MulAdd(pj, v2, b[r]);
+      }
     }
-    hn::StoreU(a0, d, acc + c);
-    hn::StoreU(a1, d, acc + c + N);
-    hn::StoreU(a2, d, acc + c + 2 * N);
-    hn::StoreU(a3, d, acc + c + 3 * N);
+    TS_UNROLL_ROWS for (int r = 0; r < R; ++r) hn::StoreU(a[r], d, acc[r] + c), hn::StoreU(b[r], d, acc[r] + c + N);
   }
   for (; c + N <= dv; c += N) {
-    VF a0 = hn::LoadU(d, acc + c);
-    for (int64_t j = 0; j < n; ++j) a0 = hn::MulAdd(hn::Set(d, p[j]), hn::LoadU(d, v0 + j * vstride + c), a0);
-    hn::StoreU(a0, d, acc + c);
+    VF a[R];
+    TS_UNROLL_ROWS for (int r = 0; r < R; ++r) a[r] = hn::LoadU(d, acc[r] + c);
+    for (int64_t j = 0; j < n; ++j) {
+      const VF v = hn::LoadU(d, v0 + j * vstride + c);
+      TS_UNROLL_ROWS for (int r = 0; r < R; ++r) a[r] = hn::MulAdd(hn::Set(d, p[r][j]), v, a[r]);
+    }
+    TS_UNROLL_ROWS for (int r = 0; r < R; ++r) hn::StoreU(a[r], d, acc[r] + c);
   }
-  for (; c < dv; ++c) {
-    float a = acc[c];
-    for (int64_t j = 0; j < n; ++j) a += p[j] * v0[j * vstride + c];
-    acc[c] = a;
-  }
+  for (; c < dv; ++c)
+    TS_UNROLL_ROWS for (int r = 0; r < R; ++r) {
+      float a = acc[r][c];
+      for (int64_t j = 0; j < n; ++j) a += p[r][j] * v0[j * vstride + c];
+      acc[r][c] = a;
+    }
 }
 
-// Prefetches every cache line of [p, p + bytes).
-HWY_INLINE void Prefetch(const void* p, size_t bytes) {
-  const char* c = static_cast<const char*>(p);
-  for (size_t off = 0; off < bytes; off += 64) hwy::Prefetch(c + off);
+// One online-softmax step for R rows (rows first .. first + R - 1 of the block) over the keys
+// [u0, u0 + n) of a tile, which some of those rows see: scores, masking of the keys a row does not
+// see, rescaling of the running state, then p·V.
+template <int R, class Prefetch>
+HWY_INLINE void StepRows(const AttnTask& task, const AttnBlock& blk, int64_t first, int64_t u0, int64_t n,
+                         const float* k0, int64_t kstride, const float* v0, int64_t vstride, int64_t dk, int64_t dv,
+                         float scale, const Prefetch& prefetch) {
+  const DF d;
+  const int64_t N = hn::Lanes(d);
+  HWY_ALIGN float s[R][kTile];
+  Scores<R>(blk.q + first, k0, kstride, n, dk, scale, s, prefetch);
+  float* acc[R];
+  TS_UNROLL_ROWS for (int r = 0; r < R; ++r) {
+    const int64_t row = first + r;
+    acc[r] = task.acc + row * dv;
+    const int64_t a = std::clamp(blk.lo[row] - u0, int64_t{0}, n), b = std::clamp(blk.hi[row] - u0, int64_t{0}, n);
+    if (a >= b) {  // this row sees none of these keys: it adds nothing
+      std::fill(s[r], s[r] + n, 0.0f);
+      continue;
+    }
+    float mt = -std::numeric_limits<float>::infinity();
+    for (int64_t j = a; j < b; ++j) mt = std::max(mt, s[r][j]);
+    float& m = task.m[row];
+    float& l = task.l[row];
+    const float mn = std::max(m, mt);
+    if (m != mn) {
+      const float corr = m == -std::numeric_limits<float>::infinity() ? 0.0f : std::exp(m - mn);
+      l *= corr;
+      Scale(corr, acc[r], dv);
+      m = mn;
+    }
+    std::fill(s[r], s[r] + a, 0.0f);
+    std::fill(s[r] + b, s[r] + n, 0.0f);
+    const VF vm = hn::Set(d, mn);
+    int64_t j = a;
+    for (; j + N <= b; j += N) hn::StoreU(hn::Exp(d, hn::Sub(hn::LoadU(d, s[r] + j), vm)), d, s[r] + j);
+    for (; j < b; ++j) s[r][j] = std::exp(s[r][j] - mn);
+    for (j = a; j < b; ++j) l += s[r][j];
+  }
+  AccumulateValues<R>(s, n, v0, vstride, acc, dv);
 }
+
+// Asks for key row j and value row j (below `end`) into L2.
+template <class T> struct RowPrefetch {
+  const KvView& kv;
+  const T *k1, *k2, *v;
+  int64_t end;
+  HWY_INLINE void operator()(int64_t j) const {
+    if (j >= end) return;
+    PrefetchL2(k1 + j * kv.ks1, kv.d1 * sizeof(T));
+    if (kv.d2) PrefetchL2(k2 + j * kv.ks2, kv.d2 * sizeof(T));
+    if (kv.v) PrefetchL2(v + j * kv.vs, kv.dv * sizeof(T));
+  }
+};
 
 template <class T> void AttendT(const AttnTask& task, const AttnBlock& blk, const KvView& kv, float scale) {
   const int64_t dk = kv.d1 + kv.d2;
@@ -81,24 +229,27 @@ template <class T> void AttendT(const AttnTask& task, const AttnBlock& blk, cons
   thread_local std::vector<float> kbuf, vbuf;
   if (!k_direct) kbuf.resize(static_cast<size_t>(kTile * dk));
   if (!v_direct && kv.v) vbuf.resize(static_cast<size_t>(kTile * kv.dv));
-  float s[kTile];
   const T* k1 = static_cast<const T*>(kv.k1);
   const T* k2 = static_cast<const T*>(kv.k2);
   const T* v = static_cast<const T*>(kv.v);
+  // Keys some row of [r0, r1) sees within [t0, t1), as [lo, hi); empty when none does.
+  auto seen = [&](int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
+    int64_t lo = t1, hi = t0;
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t a = std::max(blk.lo[r], t0), b = std::min(blk.hi[r], t1);
+      if (a < b) lo = std::min(lo, a), hi = std::max(hi, b);
+    }
+    return std::pair{lo, hi};
+  };
 
   for (int64_t t0 = task.j0; t0 < task.j1; t0 += kTile) {
     const int64_t t1 = std::min(t0 + kTile, task.j1);
-    int64_t ua = t1, ub = t0;  // keys of this tile some row sees
-    for (int64_t r = 0; r < blk.rows; ++r) {
-      const int64_t a = std::max(blk.lo[r], t0), b = std::min(blk.hi[r], t1);
-      if (a < b) ua = std::min(ua, a), ub = std::max(ub, b);
-    }
+    const auto [ua, ub] = seen(0, blk.rows, t0, t1);
     if (ua >= ub) continue;
-    // Decode is a stream over K and V: ask for the next tile while this one computes.
-    for (int64_t j = t1; j < std::min(t1 + kTile, task.j1); ++j) {
-      Prefetch(k1 + j * kv.ks1, kv.d1 * sizeof(T));
-      if (kv.v) Prefetch(v + j * kv.vs, kv.dv * sizeof(T));
-    }
+    // Decode streams K and V: while the first row group scores key j, ask for the rows of key
+    // j + kPrefetchKeys, so the requests spread over the tile instead of arriving in one burst.
+    const RowPrefetch<T> prefetch_ahead{kv, k1, k2, v, task.j1};
+    auto no_prefetch = [](int64_t) {};
     if (!k_direct)
       for (int64_t j = ua; j < ub; ++j) {
         float* dst = kbuf.data() + (j - t0) * dk;
@@ -107,40 +258,34 @@ template <class T> void AttendT(const AttnTask& task, const AttnBlock& blk, cons
       }
     if (!v_direct && kv.v)
       for (int64_t j = ua; j < ub; ++j) RowToF32(v + j * kv.vs, vbuf.data() + (j - t0) * kv.dv, kv.dv);
-    auto krow = [&](int64_t j) -> const float* {
-      if constexpr (std::is_same_v<T, float>)
-        if (k_direct) return k1 + j * kv.ks1;
-      return kbuf.data() + (j - t0) * dk;
-    };
-    auto vrow = [&](int64_t j) -> const float* {
-      if (!kv.v) return krow(j);  // MLA: the values are the first key segment
-      if constexpr (std::is_same_v<T, float>) return v + j * kv.vs;
-      return vbuf.data() + (j - t0) * kv.dv;
-    };
+    // Row j of the keys and values as F32, and the distance between consecutive rows.
+    const float* kt = k_direct ? reinterpret_cast<const float*>(k1) + t0 * kv.ks1 : kbuf.data();
+    const int64_t kstride = k_direct ? kv.ks1 : dk;
+    const float* vt = !kv.v ? kt : v_direct ? reinterpret_cast<const float*>(v) + t0 * kv.vs : vbuf.data();
+    const int64_t vstride = !kv.v ? kstride : v_direct ? kv.vs : kv.dv;  // MLA: values are the first key segment
 
-    for (int64_t r = 0; r < blk.rows; ++r) {
-      const int64_t a = std::max(blk.lo[r], t0), b = std::min(blk.hi[r], t1);
+    for (int64_t r0 = 0; r0 < blk.rows; r0 += kRowGroup) {
+      const int64_t r1 = std::min<int64_t>(blk.rows, r0 + kRowGroup);
+      const auto [a, b] = seen(r0, r1, t0, t1);
       if (a >= b) continue;
-      const float* q = blk.q[r];
-      float mt = -std::numeric_limits<float>::infinity();
-      for (int64_t j = a; j < b; ++j) {
-        s[j - a] = Dot(q, krow(j), dk) * scale;
-        mt = std::max(mt, s[j - a]);
-      }
-      float& m = task.m[r];
-      float& l = task.l[r];
-      float* acc = task.acc + r * kv.dv;
-      const float mn = std::max(m, mt);
-      if (m != mn) {
-        const float corr = m == -std::numeric_limits<float>::infinity() ? 0.0f : std::exp(m - mn);
-        l *= corr;
-        Scale(corr, acc, kv.dv);
-        m = mn;
-      }
-      ExpShifted(s, mn, b - a);
-      for (int64_t j = a; j < b; ++j) l += s[j - a];
-      const int64_t vstride = b - a > 1 ? vrow(a + 1) - vrow(a) : 0;  // every layout here is strided
-      AccumulateValues(s, b - a, vrow(a), vstride, acc, kv.dv);
+      const float* kr = kt + (a - t0) * kstride;
+      const float* vr = vt + (a - t0) * vstride;
+      static_assert(kRowGroup <= 4, "one StepRows instance per group size below");
+      auto step = [&](auto rows, const auto& prefetch) {
+        StepRows<decltype(rows)::value>(task, blk, r0, a, b - a, kr, kstride, vr, vstride, dk, kv.dv, scale, prefetch);
+      };
+      auto step_rows = [&](const auto& prefetch) {
+        switch (r1 - r0) {
+          case 4: return step(std::integral_constant<int, 4>(), prefetch);
+          case 3: return step(std::integral_constant<int, 3>(), prefetch);
+          case 2: return step(std::integral_constant<int, 2>(), prefetch);
+          default: return step(std::integral_constant<int, 1>(), prefetch);
+        }
+      };
+      if (r0 == 0)
+        step_rows([&](int64_t j) { prefetch_ahead(a + j + kPrefetchKeys); });
+      else
+        step_rows(no_prefetch);
     }
   }
 }

@@ -25,7 +25,7 @@ ThreadPool& ThreadPool::instance() {
 }
 
 ThreadPool::ThreadPool(int threads) {
-  for (int i = 1; i < threads; ++i) workers_.emplace_back([this, i] { worker(i); });
+  for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { worker(); });
 }
 
 ThreadPool::~ThreadPool() {
@@ -35,19 +35,18 @@ ThreadPool::~ThreadPool() {
   for (auto& w : workers_) w.join();
 }
 
-void ThreadPool::run_share(int id) {
-  const int64_t step = size();
-  for (int64_t t = id; t < n_; t += step) (*fn_)(t);
+void ThreadPool::run_share() {
+  for (int64_t t; (t = next_.fetch_add(1, std::memory_order_relaxed)) < n_;) (*fn_)(t);
 }
 
-void ThreadPool::worker(int id) {
+void ThreadPool::worker() {
   t_in_pool = true;
   uint32_t seen = 0;
   for (;;) {
     spin_then_wait(generation_, seen, [&] { return generation_.load(std::memory_order_acquire) != seen; });
     seen = generation_.load(std::memory_order_acquire);
     if (stop_.load()) return;
-    run_share(id);
+    run_share();
     if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
       pending_.notify_all();
     }
@@ -63,11 +62,12 @@ void ThreadPool::run(int64_t n, const std::function<void(int64_t)>& fn) {
   }
   n_ = n;
   fn_ = &fn;
+  next_.store(0, std::memory_order_relaxed);
   pending_.store(static_cast<int>(workers_.size()), std::memory_order_relaxed);
   generation_.fetch_add(1, std::memory_order_release);
   generation_.notify_all();
   t_in_pool = true;
-  run_share(0);
+  run_share();
   t_in_pool = false;
   for (int i = 0; i < 100000 && pending_.load(std::memory_order_acquire) != 0; ++i) {
 #if defined(__x86_64__) || defined(__i386__)

@@ -1,7 +1,8 @@
 #pragma once
-// A persistent pool of worker threads (created once per process, never per call). Work is split by a
-// fixed rule that does not depend on timing, so a kernel whose tasks each write their own outputs
-// gives bit-identical results run after run.
+// A persistent pool of worker threads (created once per process, never per call). Work is cut into
+// tasks by a fixed rule that does not depend on timing; threads then claim tasks as they come free,
+// so a late-waking worker costs its share of the tasks, not the whole call. A kernel whose tasks each
+// write their own outputs gives bit-identical results run after run.
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -20,18 +21,20 @@ class ThreadPool {
   ThreadPool& operator=(const ThreadPool&) = delete;
 
   int size() const { return static_cast<int>(workers_.size()) + 1; }
-  // Runs fn(task) for every task in [0, n): task t on thread t % size(). Returns when all are done.
+  // Runs fn(task) for every task in [0, n), each claimed by the next free thread, in increasing
+  // order. Returns when all are done.
   // A call from inside a task (or while another caller holds the pool) runs serially on the caller.
   void run(int64_t n, const std::function<void(int64_t)>& fn);
 
  private:
-  void worker(int id);
-  void run_share(int id);
+  void worker();
+  void run_share();
 
   std::vector<std::thread> workers_;
   std::mutex busy_;                      // one caller at a time
   std::atomic<uint32_t> generation_{0};  // bumped per job: wakes the workers
   std::atomic<int> pending_{0};          // workers still running the current job
+  std::atomic<int64_t> next_{0};         // next unclaimed task of the current job
   std::atomic<bool> stop_{false};
   int64_t n_ = 0;
   const std::function<void(int64_t)>* fn_ = nullptr;
@@ -41,8 +44,8 @@ class ThreadPool {
 // fn(begin, end) on each in parallel. Small ranges run on the caller alone.
 void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
 
-// Runs fn(i) for i in [0, n) in parallel, task i on thread i % size() (interleaved: evens out tasks
-// of unequal cost, such as causal attention blocks).
+// Runs fn(i) for i in [0, n) in parallel, tasks claimed one at a time (evens out tasks of unequal
+// cost, such as causal attention blocks, and workers that wake late).
 void parallel_tasks(int64_t n, const std::function<void(int64_t)>& fn);
 
 }  // namespace ts::cpu
