@@ -36,6 +36,16 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("touchstone_dtypes", fmt::format("{}", fmt::join(dtypes, ",")));
   benchmark::AddCustomContext("touchstone_seed", std::to_string(o.seed));
   benchmark::AddCustomContext("touchstone_threads", std::to_string(ts::bench::core_count()));
+  // What each backend runs on (the cpu backend's SIMD target, the OpenCL or Vulkan device), so a
+  // saved run says what it measured.
+  for (const std::string& name : ts::backend_names()) {
+    try {
+      const ts::Availability a = ts::backend(name).availability();
+      benchmark::AddCustomContext("touchstone_device_" + name, a.ok ? a.detail : "unavailable: " + a.detail);
+    } catch (const std::exception& e) {
+      benchmark::AddCustomContext("touchstone_device_" + name, std::string("unavailable: ") + e.what());
+    }
+  }
 
   try {
     ts::bench::register_baselines();

@@ -1,11 +1,36 @@
 #include "cpu/backend.h"
 
+#include "core/error.h"
 #include "core/host_backend.h"
 #include "cpu/kernels.h"
+#include "cpu/simd_target.h"
 
 namespace ts {
 
+namespace {
+
+// The host backend, unavailable when TOUCHSTONE_CPU_SIMD names a target it cannot use.
+class CpuHostBackend final : public HostBackend {
+ public:
+  using HostBackend::HostBackend;
+  Availability availability() override {
+    try {
+      return {true, "host CPU, SIMD " + cpu::select_simd_target()};
+    } catch (const Error& e) {
+      return {false, e.what()};
+    }
+  }
+};
+
+}  // namespace
+
 std::unique_ptr<Backend> CpuBackend::create() {
+  // Before any kernel dispatches: Highway fixes its choice at the first call. A bad name is kept
+  // and reported by availability().
+  try {
+    cpu::select_simd_target();
+  } catch (const Error&) {
+  }
   KernelTable k;
   cpu::add_gemm(k);
   cpu::add_norms(k);
@@ -14,7 +39,7 @@ std::unique_ptr<Backend> CpuBackend::create() {
   cpu::add_rope(k);
   cpu::add_attention(k);
   cpu::add_argmax(k);
-  return std::make_unique<HostBackend>(kName, std::move(k));
+  return std::make_unique<CpuHostBackend>(kName, std::move(k));
 }
 
 }  // namespace ts
