@@ -7,7 +7,7 @@
 
 namespace ts::bench {
 
-void flush_caches();          // reads a buffer of twice the last-level cache (at least 64 MiB)
+void flush_caches();          // all cores read a buffer of twice the last-level cache (at least 64 MiB)
 size_t flush_buffer_bytes();
 
 }  // namespace ts::bench
