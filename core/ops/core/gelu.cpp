@@ -23,9 +23,9 @@ const Op& op_gelu() {
       .tolerance = [](const GeluParams&, DType dt) {
         // ops 20: erf at OpenCL's bound (16 ulp), x / sqrt(2), 1 +, * x. For x << 0, 1 + erf cancels and
         // erf's error (16 u32 of |erf| <= 1) turns absolute, times |x| / 2 <= 3: past |x| = 6 an F32 erf
-        // is -1 and both sides are within 1e-8 of 0. Plus one F16 subnormal step.
+        // is -1 and both sides are within 1e-8 of 0. Plus the underflow floor of the output dtype.
         Tolerance t = tol::elementwise(dt, 20);
-        t.atol = 3.0 * 16.0 * 0x1p-24 + tol::subnormal_step(dt);
+        t.atol = 3.0 * 16.0 * 0x1p-24 + tol::underflow_floor(dt);
         t.why += "; 1+erf cancels for x<0: 3*16 u32 abs";
         return t;
       },

@@ -25,7 +25,7 @@ const Op& op_scaled_add_inplace() {
         // A product and an add in F32. Where dst ~ -scale*src the sum cancels and the product's rounding
         // (u32 of |scale * src|, |src| <= 6 for N(0,1)) is absolute.
         Tolerance t = tol::elementwise(dt, 2);
-        t.atol = 6.0 * std::fabs(double(p.scale)) * 0x1p-24 + tol::subnormal_step(dt);
+        t.atol = 6.0 * std::fabs(double(p.scale)) * 0x1p-24 + tol::underflow_floor(dt);
         t.why += "; cancellation: u32*|scale|*6 abs";
         return t;
       },
