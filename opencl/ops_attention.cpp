@@ -1,5 +1,7 @@
 // flash_attention, mla_attention, flash_attention_batched_per_cache: one flash kernel
 // (kernels/attention.cl) with the score split into two key parts and a separate value width.
+#include <cstdlib>
+
 #include "core/ops/core_params.h"
 #include "plan.h"
 
@@ -29,6 +31,27 @@ int vector_width(int64_t dk1, int64_t dk2, int64_t dv, int widest) {
   return vw;
 }
 
+// Keys per piece when each (batch, kv head, row block) is split over several work-groups; 0: no split.
+// Split only when the blocks alone leave the device short of work-groups (decode, few rows).
+int64_t split_piece(const DeviceLimits& lim, int64_t groups, int64_t kv_len) {
+  if (const char* env = std::getenv("TOUCHSTONE_OPENCL_ATTN_PIECE")) {  // tests and tuning; 0 never splits
+    char* end = nullptr;
+    const long n = std::strtol(env, &end, 10);
+    check(*env && !*end && n >= 0, "TOUCHSTONE_OPENCL_ATTN_PIECE={}: want a key count (0: no split)", env);
+    return n > 0 && n < kv_len ? n : 0;
+  }
+  // A GPU wants several work-groups resident per compute unit to hide memory latency; PoCL runs one
+  // work-group per core thread at a time, so two per core even out ragged pieces.
+  const int64_t target = int64_t(lim.compute_units) * (lim.cpu ? 2 : 4);
+  if (groups >= target) return 0;
+  // Smallest piece (and its rounding): two 64-key tiles on a GPU; on a CPU 32 keys, still more work
+  // than the block's partial state they write, and small enough that short ci cases take this path.
+  const int64_t quantum = lim.cpu ? 32 : 128;
+  const int64_t want = int64_t(ceil_div(target, groups));
+  const int64_t piece = int64_t(ceil_div(int64_t(ceil_div(kv_len, want)), quantum)) * quantum;
+  return piece < kv_len ? piece : 0;
+}
+
 void flash(Planner& pl, const Attention& a) {
   // CPU drivers: one work-item per group, 32 vector accumulators; GPUs: 128 work-items, 8 each.
   const bool cpu = pl.limits().cpu;
@@ -46,13 +69,26 @@ void flash(Planner& pl, const Attention& a) {
         "OpenCL flash attention: head dims {} / {} need more local memory than the device has", dk, a.dv);
   const size_t nblk = ceil_div(rows, bq);
   const cl_mem kv_lens = pl.buf(a.kv_lens.empty() ? a.q : a.kv_lens);
-  pl.dispatch(pl.kernel("attention.cl", "flash_attn", fmt::format("-DMAXO={} -DVW={}", max_owned, vw)),
-              {L, size_t(a.nkv) * nblk, size_t(a.batch)}, {L, 1, 1}, pl.buf(a.q), pl.buf(a.k1), pl.buf(a.k2),
-              pl.buf(a.v), pl.buf(a.out), kv_lens, a.kv_len_item, a.q_off, a.out_off, a.nh, a.nkv, a.q_len, a.kv_len,
-              a.pos_offset, int64_t{a.causal}, a.window, a.scale, a.dk1, a.dk2, a.dv, a.s1.batch, a.s1.head, a.s1.row,
-              a.s2.batch, a.s2.head, a.s2.row, a.sv.batch, a.sv.head, a.sv.row, bq, bk,
+  // Split: pieces in dimension 0, their states in two scratch buffers, then one combine dispatch.
+  const int64_t piece = split_piece(pl.limits(), a.batch * a.nkv * int64_t(nblk), a.kv_len);
+  const int64_t np = piece ? int64_t(ceil_div(a.kv_len, piece)) : 1, out_rows = a.batch * a.nh * a.q_len;
+  const std::string defines = fmt::format("-DMAXO={} -DVW={}", max_owned, vw);
+  cl_mem part_acc = pl.buf(a.out), part_ml = part_acc;  // unused without a split
+  if (piece) {
+    part_acc = pl.scratch(size_t(out_rows * np * a.dv) * sizeof(float));
+    part_ml = pl.scratch(size_t(out_rows * np * 2) * sizeof(float));
+  }
+  pl.dispatch(pl.kernel("attention.cl", "flash_attn", defines),
+              {L * size_t(np), size_t(a.nkv) * nblk, size_t(a.batch)}, {L, 1, 1}, pl.buf(a.q), pl.buf(a.k1),
+              pl.buf(a.k2), pl.buf(a.v), pl.buf(a.out), kv_lens, a.kv_len_item, a.q_off, a.out_off, a.nh, a.nkv,
+              a.q_len, a.kv_len, a.pos_offset, int64_t{a.causal}, a.window, a.scale, a.dk1, a.dk2, a.dv, a.s1.batch, a.s1.head, a.s1.row,
+              a.s2.batch, a.s2.head, a.s2.row, a.sv.batch, a.sv.head, a.sv.row, bq, bk, piece, part_acc, part_ml,
               LocalBytes{size_t(bq * dk) * 4}, LocalBytes{size_t(bk * dk) * 4}, LocalBytes{size_t(bk * a.dv) * 4},
               LocalBytes{size_t(bq * bk) * 4}, LocalBytes{size_t(3 * bq) * 4}, LocalBytes{size_t(2 * bq) * 4});
+  if (piece)
+    pl.dispatch(pl.kernel("attention.cl", "flash_combine", defines), {size_t(out_rows * (a.dv / vw))},
+                {pl.reduction_group(out_rows * (a.dv / vw), 64)}, part_acc, part_ml, pl.buf(a.out), a.out_off, out_rows,
+                np, a.dv);
 }
 
 }  // namespace

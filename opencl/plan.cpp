@@ -1,5 +1,6 @@
 #include "plan.h"
 
+#include <algorithm>
 #include <limits>
 
 namespace ts::ocl {
@@ -19,6 +20,21 @@ size_t Planner::reduction_group(int64_t n, size_t cap) const {
   size_t g = 1;
   while (g * 2 <= cap && g * 2 <= limits().max_work_group && static_cast<int64_t>(g) < n) g *= 2;
   return g;
+}
+
+cl_mem Planner::scratch(size_t bytes) {
+  check(bytes <= limits().max_alloc,
+        "OpenCL planner: scratch buffer of {} bytes exceeds the device's largest allocation ({} bytes)", bytes,
+        limits().max_alloc);
+  cl_int rc = CL_SUCCESS;
+  Mem m(clCreateBuffer(rt_.context(), CL_MEM_READ_WRITE, std::max<size_t>(bytes, 1), nullptr, &rc));
+  CL_CHECK(rc);
+  const cl_mem h = m.get();
+  // Kept with the tensors' buffers, under a name no tensor has ('#').
+  DeviceTensor d;
+  d.data = std::move(m);
+  bufs_.emplace(fmt::format("#scratch{}", scratch_count_++), std::move(d));
+  return h;
 }
 
 void Planner::set_arg(cl_kernel k, cl_uint i, cl_mem m) { CL_CHECK(clSetKernelArg(k, i, sizeof m, &m)); }

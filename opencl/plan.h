@@ -52,6 +52,9 @@ class Planner {
 
   std::vector<Dispatch> take() { return std::move(out_); }
 
+  // A device buffer of `bytes` for intermediate results, owned by the Launch like the tensors'.
+  cl_mem scratch(size_t bytes);
+
   // A work-group size for a 1-D reduction over `n` elements: a power of two within the device limit.
   size_t reduction_group(int64_t n, size_t cap = 256) const;
 
@@ -69,6 +72,7 @@ class Planner {
   std::map<std::string, DeviceTensor>& bufs_;
   DType dt_;
   std::vector<Dispatch> out_;
+  int scratch_count_ = 0;
 };
 
 using PlanFn = std::function<void(Planner&)>;

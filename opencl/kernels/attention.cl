@@ -10,6 +10,9 @@
 // sum and rescale factor. All row work is in vectors of VW floats (VW divides dk1, dk2 and dv).
 // A work-item owns output chunks lid + t * L (t < MAXO) of the bq x (dv / VW) block, in registers.
 // GPUs: L = 128 work-items, VW 4. CPU drivers: L = 1, VW 16 (the work-item's loops run as SIMD code).
+// Key split (flash decoding): with piece > 0, work-group p of dimension 0 takes only keys
+// [p * piece, (p + 1) * piece) and leaves each row's state (max m, sum l, unnormalised acc) in
+// part_ml / part_acc; flash_combine then merges the pieces of each row into the output.
 #define vec_t FLOATN(VW)
 #define VL(p, i) VLOADN(VW)(0, (p) + (i))
 #define VS(v, p, i) VSTOREN(VW)((v), 0, (p) + (i))
@@ -18,6 +21,19 @@ inline void visible_range(int i, int kv_len, int pos_offset, int causal, int win
   const int p = pos_offset + i;
   *hi = causal ? min(p + 1, kv_len) : kv_len;
   *lo = window > 0 ? max(0, p + 1 - window) : 0;
+}
+
+// Output row (b, head, position) of row `row` of kv head kvh's group: row = g * q_len + i.
+inline size_t out_row(int b, int nh, int q_len, int group, int kvh, int row) {
+  return ((size_t)b * nh + kvh * group + row / q_len) * q_len + row % q_len;
+}
+
+// out = acc / l, or 0 where the row saw no key (l == 0), rounded once to the output dtype.
+inline void store_out(__global st_t* out, size_t base, vec_t acc, float l) {
+  const vec_t o = l > 0.0f ? acc / l : (vec_t)(0.0f);
+  float part[VW];
+  VS(o, part, 0);
+  for (int x = 0; x < VW; ++x) ST(out, base + x, part[x]);
 }
 
 // Horizontal sum by halving: log2(VW) vector adds.
@@ -44,7 +60,8 @@ __kernel void flash_attn(__global const st_t* q, __global const st_t* k1, __glob
                          __global const st_t* v, __global st_t* out, __global const uint* kv_lens, int kv_len_item,
                          int q_off, int out_off, int nh, int nkv, int q_len, int kv_len, int pos_offset, int causal,
                          int window, float scale, int dk1, int dk2, int dv, int k1_bs, int k1_hs, int k1_rs, int k2_bs,
-                         int k2_hs, int k2_rs, int v_bs, int v_hs, int v_rs, int bq, int bk, __local float* qs,
+                         int k2_hs, int k2_rs, int v_bs, int v_hs, int v_rs, int bq, int bk, int piece,
+                         __global float* part_acc, __global float* part_ml, __local float* qs,
                          __local float* ks, __local float* vs, __local float* ps, __local float* st,
                          __local int* range) {
   const int lid = get_local_id(0), L = get_local_size(0);
@@ -66,12 +83,16 @@ __kernel void flash_attn(__global const st_t* q, __global const st_t* k1, __glob
     if (lid == 0) { range[2 * r] = lo; range[2 * r + 1] = hi; }
     if (lo < hi) { j_lo = min(j_lo, lo); j_hi = max(j_hi, hi); }
   }
+  const int np = get_num_groups(0), pc = get_group_id(0);
+  if (piece > 0) {  // only this piece's keys; a piece no row sees loads nothing
+    j_lo = max(j_lo, pc * piece);
+    j_hi = min(j_hi, (pc + 1) * piece);
+  }
 
   // Query row r of the block is head kvh * group + g at position i.
   for (int e = lid; e < nr * ck; e += L) {
-    const int r = e / ck, c = e % ck, row = r0 + r;
-    const int head = kvh * group + row / q_len, i = row % q_len;
-    VS(LDN(VW, q, q_off + ((size_t)(b * nh + head) * q_len + i) * dk + c * VW), qs, r * dk + c * VW);
+    const int r = e / ck, c = e % ck;
+    VS(LDN(VW, q, q_off + out_row(b, nh, q_len, group, kvh, r0 + r) * dk + c * VW), qs, r * dk + c * VW);
   }
   for (int r = lid; r < nr; r += L) { row_m[r] = -INFINITY; row_l[r] = 0.0f; }
   vec_t acc[MAXO];
@@ -138,18 +159,44 @@ __kernel void flash_attn(__global const st_t* q, __global const st_t* k1, __glob
     }
   }
   barrier(CLK_LOCAL_MEM_FENCE);
+  if (piece > 0)
+    for (int r = lid; r < nr; r += L) {
+      const size_t at = (out_row(b, nh, q_len, group, kvh, r0 + r) * np + pc) * 2;
+      part_ml[at] = row_m[r];
+      part_ml[at + 1] = row_l[r];
+    }
 #pragma unroll
   for (int t = 0; t < MAXO; ++t) {
     const int e = lid + t * L;
     if (e < nr * cv) {
-      const int r = e / cv, c = e % cv, row = r0 + r;
-      const int head = kvh * group + row / q_len, i = row % q_len;
-      const float l = row_l[r];
-      const vec_t o = l > 0.0f ? acc[t] / l : (vec_t)(0.0f);
-      float part[VW];
-      VS(o, part, 0);
-      const size_t base = out_off + ((size_t)(b * nh + head) * q_len + i) * dv + c * VW;
-      for (int x = 0; x < VW; ++x) ST(out, base + x, part[x]);
+      const int r = e / cv, c = e % cv;
+      const size_t o = out_row(b, nh, q_len, group, kvh, r0 + r);
+      if (piece > 0)
+        VS(acc[t], part_acc, (o * np + pc) * dv + c * VW);
+      else
+        store_out(out, out_off + o * dv + c * VW, acc[t], row_l[r]);
     }
   }
+}
+
+// Merges the pieces of each row in key order (fixed, so every run gives the same bits): with M the
+// largest piece max, out = sum_p acc_p * e^(m_p - M) / sum_p l_p * e^(m_p - M); a piece that saw no
+// key has m = -inf and weighs 0. One work-item per (row, chunk of VW output columns).
+__kernel void flash_combine(__global const float* part_acc, __global const float* part_ml, __global st_t* out,
+                            int out_off, int rows, int np, int dv) {
+  const int cv = dv / VW, e = get_global_id(0);
+  if (e >= rows * cv) return;
+  const int o = e / cv, c = e % cv;
+  __global const float* ml = part_ml + (size_t)o * np * 2;
+  float mx = -INFINITY;
+  for (int p = 0; p < np; ++p) mx = fmax(mx, ml[2 * p]);
+  float l = 0.0f;
+  vec_t acc = (vec_t)(0.0f);
+  if (mx != -INFINITY)
+    for (int p = 0; p < np; ++p) {
+      const float w = exp(ml[2 * p] - mx);
+      l = fma(ml[2 * p + 1], w, l);
+      acc = fma((vec_t)(w), VL(part_acc, ((size_t)o * np + p) * dv + c * VW), acc);
+    }
+  store_out(out, out_off + (size_t)o * dv + c * VW, acc, l);
 }
