@@ -19,6 +19,10 @@ using namespace vk;
 // Grid-stride kernels on a CPU device: enough groups to feed every core, few enough that the
 // per-group setup (measured on lavapipe: 5x on the m=1 GEMV) does not dominate.
 constexpr uint32_t kCpuGroupCap = 256;
+// Work groups that fill a device (Target::fill_groups). Vulkan reports no compute-unit count:
+// 256 keeps a GPU of a few dozen compute units several groups deep; a CPU driver runs one group
+// per core, and 32 covers common core counts without paying the per-group setup many times over.
+constexpr uint32_t kGpuFillGroups = 256, kCpuFillGroups = 32;
 constexpr uint32_t kMaxWorkGroup = 256;  // the largest local size in vulkan/shaders/
 
 class VulkanImpl;
@@ -33,6 +37,8 @@ class VulkanLaunch final : public Launch {
 
  private:
   void setup();
+  void alloc_scratch();
+  VkDescriptorBufferInfo buffer_info(const Dispatch& x, const Binding& bd) const;
   void record();
   void release();
 
@@ -97,7 +103,9 @@ class VulkanImpl final : public Backend {
     if (const char* v = std::getenv("TOUCHSTONE_VULKAN_MAX_RANGE"); v && std::atoll(v) > 0)
       t.max_range = std::min<uint64_t>(t.max_range, static_cast<uint64_t>(std::atoll(v)));
     t.offset_align = std::max<uint64_t>(4, ctx_->info().props.limits.minStorageBufferOffsetAlignment);
-    t.group_cap = ctx_->info().props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? kCpuGroupCap : t.max_groups[0];
+    const bool cpu = ctx_->info().props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+    t.group_cap = cpu ? kCpuGroupCap : t.max_groups[0];
+    t.fill_groups = cpu ? kCpuFillGroups : kGpuFillGroups;
     return std::make_unique<VulkanLaunch>(*this, op, p, io, it->second(p, io, t));
   }
 
@@ -175,8 +183,45 @@ void VulkanLaunch::setup() {
   ctx_.submit_and_wait([&](VkCommandBuffer cb) {
     for (auto& [dst, c] : copies) vkCmdCopyBuffer(cb, st.get(), dst, 1, &c);
   });
+  alloc_scratch();
   record();
   ctx_.check_messages("preparing " + op_);
+}
+
+// One device buffer per scratch name, as large as its largest binding; never uploaded: every
+// kernel writes what it later reads.
+void VulkanLaunch::alloc_scratch() {
+  std::map<std::string, uint64_t> bytes;
+  for (const Dispatch& x : plan_)
+    for (const Binding& bd : x.bindings)
+      if (bd.scratch) bytes[bd.tensor] = std::max(bytes[bd.tensor], bd.scratch);
+  for (const auto& [name, n] : bytes) {
+    check(!io_.count(name), "vulkan: scratch buffer '{}' has the name of a tensor of {}", name, op_);
+    bufs_.emplace(name, Buffer(ctx_, n, false));
+  }
+}
+
+// What binding `bd` of dispatch `x` sees: a scratch buffer from its start, or a tensor's data
+// (after its leading guard) or a window of it.
+VkDescriptorBufferInfo VulkanLaunch::buffer_info(const Dispatch& x, const Binding& bd) const {
+  const VkPhysicalDeviceLimits& lim = ctx_.info().props.limits;
+  if (bd.scratch) {
+    check(bd.scratch <= lim.maxStorageBufferRange,
+          "vulkan: {} binds a scratch buffer of {} bytes, above this device's maxStorageBufferRange ({})", x.shader,
+          bd.scratch, lim.maxStorageBufferRange);
+    return {bufs_.at(bd.tensor).get(), 0, bd.scratch};
+  }
+  auto it = io_.find(bd.tensor);
+  check(it != io_.end(), "vulkan: {} binds tensor '{}', which the case lacks", x.shader, bd.tensor);
+  // The data sits after the leading guard; an empty tensor still binds a non-empty range.
+  const VkDeviceSize nbytes = it->second.nbytes();
+  const VkDeviceSize range = bd.range ? bd.range : std::max<VkDeviceSize>(4, nbytes - std::min(nbytes, bd.offset));
+  check(range <= lim.maxStorageBufferRange,
+        "vulkan: {} binds {} bytes of tensor '{}', above this device's maxStorageBufferRange ({}); this op "
+        "has no split for it", x.shader, range, bd.tensor, lim.maxStorageBufferRange);
+  check((kGuardBytes + bd.offset) % std::max<VkDeviceSize>(1, lim.minStorageBufferOffsetAlignment) == 0,
+        "vulkan: window of '{}' at byte {} breaks the offset alignment", bd.tensor, bd.offset);
+  return {bufs_.at(bd.tensor).get(), kGuardBytes + bd.offset, range};
 }
 
 VulkanLaunch::~VulkanLaunch() { release(); }
@@ -236,20 +281,8 @@ void VulkanLaunch::record() {
     TS_VK(vkAllocateDescriptorSets(d, &dai, &set));
     std::vector<VkDescriptorBufferInfo> infos(x.bindings.size());
     std::vector<VkWriteDescriptorSet> writes(x.bindings.size());
-    const VkPhysicalDeviceLimits& lim = ctx_.info().props.limits;
     for (size_t j = 0; j < x.bindings.size(); ++j) {
-      const Binding& bd = x.bindings[j];
-      auto it = io_.find(bd.tensor);
-      check(it != io_.end(), "vulkan: {} binds tensor '{}', which the case lacks", x.shader, bd.tensor);
-      // The data sits after the leading guard; an empty tensor still binds a non-empty range.
-      const VkDeviceSize nbytes = it->second.nbytes();
-      const VkDeviceSize range = bd.range ? bd.range : std::max<VkDeviceSize>(4, nbytes - std::min(nbytes, bd.offset));
-      check(range <= lim.maxStorageBufferRange,
-            "vulkan: {} binds {} bytes of tensor '{}', above this device's maxStorageBufferRange ({}); this op "
-            "has no split for it", x.shader, range, bd.tensor, lim.maxStorageBufferRange);
-      check((kGuardBytes + bd.offset) % std::max<VkDeviceSize>(1, lim.minStorageBufferOffsetAlignment) == 0,
-            "vulkan: window of '{}' at byte {} breaks the offset alignment", bd.tensor, bd.offset);
-      infos[j] = {bufs_.at(bd.tensor).get(), kGuardBytes + bd.offset, range};
+      infos[j] = buffer_info(x, x.bindings[j]);
       writes[j] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
       writes[j].dstSet = set;
       writes[j].dstBinding = static_cast<uint32_t>(j);

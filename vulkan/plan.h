@@ -16,13 +16,20 @@
 namespace ts::vk {
 
 // A tensor bound to one binding: the whole data, or a window of it (bytes from the data's start),
-// for tensors above the device's maxStorageBufferRange.
+// for tensors above the device's maxStorageBufferRange. Or a scratch buffer: device memory the
+// launch allocates (no guards, never downloaded) for results passed between its dispatches.
 struct Binding {
-  std::string tensor;
+  std::string tensor;              // or the scratch buffer's name (a scratch name is never a tensor's)
   uint64_t offset = 0, range = 0;  // range 0: to the end of the data
+  uint64_t scratch = 0;            // > 0: a scratch buffer of this many bytes (shared by name)
   Binding(std::string t) : tensor(std::move(t)) {}
   Binding(const char* t) : tensor(t) {}
   Binding(std::string t, uint64_t off, uint64_t len) : tensor(std::move(t)), offset(off), range(len) {}
+  static Binding scratch_buffer(std::string name, uint64_t bytes) {
+    Binding b(std::move(name));
+    b.scratch = bytes;
+    return b;
+  }
 };
 
 struct Dispatch {
@@ -40,6 +47,8 @@ struct Target {
   // Work groups worth launching for grid-stride kernels: CPU drivers (lavapipe) pay a large setup
   // cost per group, so there a few fat groups beat many thin ones; GPUs get the device limit.
   uint32_t group_cap = 65535;
+  // Work groups that keep the whole device busy when each has much to do (attention's key split).
+  uint32_t fill_groups = 256;
   uint64_t max_range = 1ull << 27;  // maxStorageBufferRange
   uint64_t offset_align = 256;      // minStorageBufferOffsetAlignment
   uint64_t max_shared = 16384;      // maxComputeSharedMemorySize

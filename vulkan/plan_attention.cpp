@@ -15,6 +15,23 @@ constexpr uint64_t shared_bytes(int64_t hd, int64_t bq, int64_t bk) {
 }
 constexpr uint32_t kNoIndex = 0xffffffffu;
 
+// Pieces hold at least this many keys (a multiple of both variants' BK): below it the state a piece
+// writes (dv + 2 floats per row) nears the K/V bytes it summarises.
+constexpr int64_t kMinPieceKeys = 32;
+
+struct Split {
+  int64_t piece_keys = kNoIndex, pieces = 1;  // ~0, 1: no split
+};
+
+// Key split (flash decoding): pieces of the key range [0, keys) that bring a grid of `groups` work
+// groups up to the device's fill_groups; none when the grid already fills it or the keys make one piece.
+Split key_split(int64_t groups, int64_t keys, const Target& tg) {
+  if (groups >= tg.fill_groups || keys <= kMinPieceKeys) return {};
+  const int64_t piece = ceil_div(ceil_div(keys, ceil_div(tg.fill_groups, groups)), kMinPieceKeys) * kMinPieceKeys;
+  if (piece >= keys) return {};
+  return {piece, ceil_div(keys, piece)};
+}
+
 struct Attn {
   std::string q, k1, k2, v, kv_lens;
   int64_t batch = 1, q_len = 1, kv_len = 0, pos_offset = 0, nh = 1, nkv = 1, dqk = 1, dk1 = 1, dv = 1;
@@ -23,28 +40,50 @@ struct Attn {
   float scale = 1;
   int64_t q_off = 0, o_off = 0;
   uint32_t kv_len_index = kNoIndex;
+  int64_t capacity = 0;  // with kv_lens: the most keys a sequence may have
 };
 
-Dispatch attn(const Target& tg, const Attn& a, bool mla) {
+void check_grid(const Dispatch& d, const Target& tg) {
+  check(d.groups[0] <= tg.max_groups[0] && d.groups[1] <= tg.max_groups[1] && d.groups[2] <= tg.max_groups[2],
+        "vulkan attention: grid {}x{}x{} of {} is above the device's limits", d.groups[0], d.groups[1], d.groups[2],
+        d.shader);
+}
+
+// The attention dispatch, then with a key split the combine dispatch (the runtime puts a barrier
+// between them), which shares its bindings and push constants.
+std::vector<Dispatch> attn(const Target& tg, const Attn& a, bool mla) {
   const int64_t max_dim = mla ? kMlaMaxDim : kFaMaxDim, rows = mla ? kMlaRows : kFaRows;
   check(a.dqk <= max_dim && a.dv <= max_dim, "vulkan attention: head dim {} is above the kernel's {}",
         std::max(a.dqk, a.dv), max_dim);
   const uint64_t shared = mla ? shared_bytes(kMlaMaxDim, kMlaRows, kMlaKeys) : shared_bytes(kFaMaxDim, kFaRows, kFaKeys);
   check(shared <= tg.max_shared, "vulkan attention: the kernel needs {} bytes of shared memory, the device has {}",
         shared, tg.max_shared);
-  const int64_t group = a.nh / a.nkv;
+  const int64_t group = a.nh / a.nkv, nrows = group * a.q_len, blocks = ceil_div(nrows, rows);
+  const Split sp = key_split(blocks * a.nkv * a.batch, a.kv_lens.empty() ? a.kv_len : a.capacity, tg);
   Dispatch d;
   d.shader = tg.variant(mla ? "attn_mla" : "attn_fa");
-  d.bindings = {a.q, a.k1, a.k2, a.v, "out", a.kv_lens.empty() ? a.q : a.kv_lens};
+  d.bindings = {a.q, a.k1, a.k2, a.v, "out", a.kv_lens.empty() ? a.q : a.kv_lens, a.q};
+  if (sp.pieces > 1) {
+    const uint64_t bytes = 4ull * a.batch * a.nkv * nrows * sp.pieces * (a.dv + 2);
+    check(bytes <= tg.max_range, "vulkan attention: the key split's scratch of {} bytes is above the device's "
+          "maxStorageBufferRange ({})", bytes, tg.max_range);
+    d.bindings.back() = Binding::scratch_buffer("attention.pieces", bytes);
+  }
   d.push = Push()
                .u(a.q_len).u(a.kv_len).u(a.pos_offset).u(a.nh).u(a.nkv).u(group).u(a.dqk).u(a.dk1).u(a.dv)
                .u(a.causal ? 1 : 0).u(a.window).u(a.k1_hs).u(a.k2_hs).u(a.v_hs).f(a.scale).u(a.q_off).u(a.o_off)
-               .u(a.kv_len_index)
+               .u(a.kv_len_index).u(sp.piece_keys).u(sp.pieces)
                .words();
-  d.groups = {ceil_div(group * a.q_len, rows), static_cast<uint32_t>(a.nkv), static_cast<uint32_t>(a.batch)};
-  check(d.groups[0] <= tg.max_groups[0] && d.groups[1] <= tg.max_groups[1] && d.groups[2] <= tg.max_groups[2],
-        "vulkan attention: grid {}x{}x{} is above the device's limits", d.groups[0], d.groups[1], d.groups[2]);
-  return d;
+  d.groups = {static_cast<uint32_t>(blocks * sp.pieces), static_cast<uint32_t>(a.nkv), static_cast<uint32_t>(a.batch)};
+  check_grid(d, tg);
+  std::vector<Dispatch> out{d};
+  if (sp.pieces > 1) {
+    d.shader = tg.variant("attn_combine");
+    d.groups[0] = static_cast<uint32_t>(nrows);
+    check_grid(d, tg);
+    out.push_back(std::move(d));
+  }
+  return out;
 }
 }  // namespace
 
@@ -52,40 +91,42 @@ void add_attention_planners(PlannerTable& t) {
   add_planner<FlashAttentionParams>(
       t, "flash_attention", [](const FlashAttentionParams& p, const TensorMap&, const Target& tg) {
         const int64_t hs = p.kv_rows() * p.head_dim;
-        return std::vector{attn(tg,
-                                {.q = "q", .k1 = "k", .k2 = "k", .v = "v", .batch = p.batch, .q_len = p.q_len,
-                                 .kv_len = p.kv_len, .pos_offset = p.pos_offset, .nh = p.num_heads,
-                                 .nkv = p.num_kv_heads, .dqk = p.head_dim, .dk1 = p.head_dim, .dv = p.head_dim,
-                                 .causal = p.causal, .window = p.sliding_window, .k1_hs = hs, .k2_hs = hs, .v_hs = hs,
-                                 .scale = p.scale},
-                                false)};
+        return attn(tg,
+                    {.q = "q", .k1 = "k", .k2 = "k", .v = "v", .batch = p.batch, .q_len = p.q_len,
+                     .kv_len = p.kv_len, .pos_offset = p.pos_offset, .nh = p.num_heads,
+                     .nkv = p.num_kv_heads, .dqk = p.head_dim, .dk1 = p.head_dim, .dv = p.head_dim,
+                     .causal = p.causal, .window = p.sliding_window, .k1_hs = hs, .k2_hs = hs, .v_hs = hs,
+                     .scale = p.scale},
+                    false);
       });
   add_planner<MlaAttentionParams>(
       t, "mla_attention", [](const MlaAttentionParams& p, const TensorMap&, const Target& tg) {
         // Every head reads the one latent cache: a single "kv head" whose group is all heads.
         const int64_t r = p.kv_lora_rank, dr = p.qk_rope_head_dim;
-        return std::vector{attn(tg,
-                                {.q = "q", .k1 = "kv_compressed", .k2 = "kv_rope", .v = "kv_compressed",
-                                 .batch = p.batch, .q_len = p.q_len, .kv_len = p.kv_len, .pos_offset = p.pos_offset,
-                                 .nh = p.num_heads, .nkv = 1, .dqk = r + dr, .dk1 = r, .dv = r, .causal = p.causal,
-                                 .k1_hs = p.kv_len * r, .k2_hs = p.kv_len * dr, .v_hs = p.kv_len * r,
-                                 .scale = p.scale},
-                                true)};
+        return attn(tg,
+                    {.q = "q", .k1 = "kv_compressed", .k2 = "kv_rope", .v = "kv_compressed",
+                     .batch = p.batch, .q_len = p.q_len, .kv_len = p.kv_len, .pos_offset = p.pos_offset,
+                     .nh = p.num_heads, .nkv = 1, .dqk = r + dr, .dk1 = r, .dv = r, .causal = p.causal,
+                     .k1_hs = p.kv_len * r, .k2_hs = p.kv_len * dr, .v_hs = p.kv_len * r,
+                     .scale = p.scale},
+                    true);
       });
   add_planner<FlashAttentionBatchedPerCacheParams>(
       t, "flash_attention_batched_per_cache",
       [](const FlashAttentionBatchedPerCacheParams& p, const TensorMap& io, const Target& tg) {
-        // One dispatch per sequence over its own caches; its length is read from kv_lens on the device.
+        // One attention (and combine) per sequence over its own caches; its length is read from kv_lens on
+        // the device, so its pieces cover the capacity.
         const int64_t m = io.at("q").shape().at(0), hs = p.capacity * p.hd;
         std::vector<Dispatch> out;
         for (int64_t i = 0; i < m; ++i) {
           const std::string k = "k_caches." + std::to_string(i), v = "v_caches." + std::to_string(i);
-          out.push_back(attn(tg,
-                             {.q = "q", .k1 = k, .k2 = k, .v = v, .kv_lens = "kv_lens", .nh = p.nq, .nkv = p.nkv,
-                              .dqk = p.hd, .dk1 = p.hd, .dv = p.hd, .k1_hs = hs, .k2_hs = hs, .v_hs = hs,
-                              .scale = p.scale, .q_off = i * p.nq * p.hd, .o_off = i * p.nq * p.hd,
-                              .kv_len_index = static_cast<uint32_t>(i)},
-                             false));
+          const auto d = attn(tg,
+                              {.q = "q", .k1 = k, .k2 = k, .v = v, .kv_lens = "kv_lens", .nh = p.nq, .nkv = p.nkv,
+                               .dqk = p.hd, .dk1 = p.hd, .dv = p.hd, .k1_hs = hs, .k2_hs = hs, .v_hs = hs,
+                               .scale = p.scale, .q_off = i * p.nq * p.hd, .o_off = i * p.nq * p.hd,
+                               .kv_len_index = static_cast<uint32_t>(i), .capacity = p.capacity},
+                              false);
+          out.insert(out.end(), d.begin(), d.end());
         }
         return out;
       });

@@ -9,6 +9,9 @@
 //   KERNEL_ATTN_FA   K row j = k1[j], V row j = v[j]                    (head_dim <= 256)
 //   KERNEL_ATTN_MLA  K row j = concat(k1[j], k2[j]) (latent, rope), V = the latent rows (d <= 576)
 // kv_len_index != ~0: this sequence's kv length is kv_lens[kv_len_index] (per-cache decode).
+// Key split (flash decoding), npieces > 1: work group x = block * npieces + piece sees only keys
+// [piece * piece_keys, +piece_keys) and writes its rows' (m, l, acc[dv]) to `part`;
+//   KERNEL_ATTN_COMBINE  one work group per row merges its pieces in key order into out = acc / l.
 #include "dtype.glsl"
 
 #if defined(KERNEL_ATTN_MLA)
@@ -31,12 +34,43 @@ BUF_IN(2, k2)
 BUF_IN(3, v)
 BUF_OUT(4, o)
 BUF_IDX(5, kv_lens)
+layout(std430, binding = 6) buffer Part { float part[]; };  // the pieces' states (scratch, float)
 layout(push_constant) uniform Push {
   uint q_len, kv_len, pos_offset, nh, nkv, group, dqk, dk1, dv, causal, window;
   uint k1_hs, k2_hs, v_hs;  // elements between consecutive (batch, kv head) blocks
   float scale;
   uint q_off, o_off, kv_len_index;
+  uint piece_keys, npieces;  // ~0, 1 without a key split
 } p;
+
+#define NEG_INF uintBitsToFloat(0xff800000u)
+
+// Row r (head of the group, query) of (batch b, kv head kvh): its row in out, [batch, heads, q_len].
+uint out_row(uint b, uint kvh, uint r) { return (b * p.nh + kvh * p.group + r / p.q_len) * p.q_len + r % p.q_len; }
+// The state of piece s of row r of (b, kv head) in `part`: m, l, then acc[dv].
+uint part_offset(uint slot, uint r, uint s) { return ((slot * p.group * p.q_len + r) * p.npieces + s) * (p.dv + 2u); }
+
+#if defined(KERNEL_ATTN_COMBINE)
+void main() {
+  const uint r = gl_WorkGroupID.x, kvh = gl_WorkGroupID.y, b = gl_WorkGroupID.z;
+  const uint slot = b * p.nkv + kvh, first = part_offset(slot, r, 0u), stride = p.dv + 2u;
+  float m = NEG_INF;
+  for (uint s = 0; s < p.npieces; ++s) m = max(m, part[first + s * stride]);
+  const uint out_base = p.o_off + out_row(b, kvh, r) * p.dv;
+  for (uint d = gl_LocalInvocationIndex; d < p.dv; d += WG) {
+    float l = 0.0, acc = 0.0;
+    if (m != NEG_INF) {
+      for (uint s = 0; s < p.npieces; ++s) {  // key order: the same sums every run
+        const uint u = first + s * stride;
+        const float w = exp(part[u] - m);  // 0 for a piece that saw no key (m = -inf, l = acc = 0)
+        l = fma(part[u + 1u], w, l);
+        acc = fma(part[u + 2u + d], w, acc);
+      }
+    }
+    o[out_base + d] = st(l > 0.0 ? acc / l : 0.0);
+  }
+}
+#else
 
 shared float sq[BQ][HD_MAX];
 shared float skv[BK * HD_MAX];  // the K tile d-major, then the V tile row-major
@@ -44,12 +78,10 @@ shared float sp[BQ][BK];
 shared float sm[BQ], sl[BQ], scorr[BQ];
 shared uint srow[BQ];
 
-#define NEG_INF uintBitsToFloat(0xff800000u)
-
 void main() {
   const uint t = gl_LocalInvocationIndex;
   const uint kvh = gl_WorkGroupID.y, b = gl_WorkGroupID.z;
-  const uint r0 = gl_WorkGroupID.x * BQ;
+  const uint piece = gl_WorkGroupID.x % p.npieces, r0 = gl_WorkGroupID.x / p.npieces * BQ;
   const uint nrows = p.group * p.q_len;
   const uint kvlen = p.kv_len_index != 0xffffffffu ? kv_lens[p.kv_len_index] : p.kv_len;
   const uint slot = b * p.nkv + kvh;
@@ -63,6 +95,10 @@ void main() {
   uint j_begin = 0u, j_end = kvlen;
   if (p.causal != 0u) j_end = min(j_end, p.pos_offset + qi_hi + 1u);
   if (p.window != 0u && p.pos_offset + qi_lo + 1u > p.window) j_begin = p.pos_offset + qi_lo + 1u - p.window;
+  if (p.npieces > 1u) {  // a piece outside [j_begin, j_end) runs no tile and writes an empty state
+    j_begin = max(j_begin, piece * p.piece_keys);
+    j_end = min(j_end, (piece + 1u) * p.piece_keys);
+  }
 
   // Row rr's query position, or ~0 past the last row. Loops below avoid integer division by
   // non-constant values: it is slow on GPUs and scalarised on CPU drivers.
@@ -172,11 +208,24 @@ void main() {
   for (uint rr = 0; rr < BQ; ++rr) {
     const uint r = r0 + rr;
     if (r >= nrows) break;
-    const uint h = kvh * p.group + r / p.q_len, qi = r % p.q_len;
     const float l = sl[rr];
-    for (uint c = 0; c < DPT; ++c) {
-      const uint d = t + c * WG;
-      if (d < p.dv) o[p.o_off + ((b * p.nh + h) * p.q_len + qi) * p.dv + d] = st(l > 0.0 ? acc[rr][c] / l : 0.0);
+    if (p.npieces > 1u) {
+      const uint u = part_offset(slot, r, piece);
+      if (t == 0u) {
+        part[u] = sm[rr];
+        part[u + 1u] = l;
+      }
+      for (uint c = 0; c < DPT; ++c) {
+        const uint d = t + c * WG;
+        if (d < p.dv) part[u + 2u + d] = acc[rr][c];
+      }
+    } else {
+      const uint base = p.o_off + out_row(b, kvh, r) * p.dv;
+      for (uint c = 0; c < DPT; ++c) {
+        const uint d = t + c * WG;
+        if (d < p.dv) o[base + d] = st(l > 0.0 ? acc[rr][c] / l : 0.0);
+      }
     }
   }
 }
+#endif
