@@ -309,6 +309,13 @@ HWY_EXPORT(Attend);
 namespace {
 constexpr int64_t kSplitKeys = 512;     // key range per task when a block has few query rows
 constexpr int64_t kSplitMaxRows = 16;   // blocks up to this many rows are split over keys
+// Fewer blocks than this (MLA decode: all heads share the latent cache, one block per sequence)
+// and long blocks are cut over keys too, into pieces of at least kSplitLongKeys: one block would
+// leave every core but one idle. Each piece of a long block carries the state of all its rows
+// (128 x 514 floats for DeepSeek's MLA), so its pieces stay larger than a decode block's. A fixed
+// count, not the core count, so the cut (and so the rounding) is the same on every machine.
+constexpr int64_t kMinTasks = 16;
+constexpr int64_t kSplitLongKeys = 1024;
 constexpr int64_t kRowsPerBlock = 64;   // query rows (heads x positions) per block
 
 // Visible keys of a query at absolute position P (OPS.md, "Attention visibility").
@@ -339,6 +346,8 @@ class AttentionRun {
     std::vector<TaskRef> tasks;
     std::vector<size_t> first_task(blocks_.size() + 1);
     size_t state_floats = 0;
+    const int64_t nblocks = static_cast<int64_t>(blocks_.size());
+    const int64_t long_pieces = nblocks < kMinTasks ? (kMinTasks + nblocks - 1) / nblocks : 1;
     for (size_t bi = 0; bi < blocks_.size(); ++bi) {
       first_task[bi] = tasks.size();
       const Pending& b = blocks_[bi];
@@ -347,7 +356,8 @@ class AttentionRun {
         if (b.lo[r] < b.hi[r]) lo = std::min(lo, b.lo[r]), hi = std::max(hi, b.hi[r]);
       if (lo >= hi) continue;  // nothing visible: zeros
       const int64_t rows = static_cast<int64_t>(b.q.size());
-      const int64_t piece = rows <= kSplitMaxRows ? kSplitKeys : hi - lo;
+      const int64_t piece =
+          rows <= kSplitMaxRows ? kSplitKeys : std::max(kSplitLongKeys, (hi - lo + long_pieces - 1) / long_pieces);
       for (int64_t j = lo; j < hi; j += piece) {
         tasks.push_back({bi, j, std::min(hi, j + piece), state_floats});
         state_floats += static_cast<size_t>(rows * (2 + b.kv.dv));

@@ -71,6 +71,11 @@ const Op& op_mla_attention() {
           {"r512_rope64_h16_decode", Tier::Ci,
            {.kv_len = 100, .pos_offset = 99, .num_heads = 16, .causal = true, .scale = s192, .kv_lora_rank = 512,
             .qk_rope_head_dim = 64}},
+          // Many heads over a long cache, in uneven pieces: backends cut a block this long over keys
+          // (the cpu when few blocks of many rows would leave cores idle).
+          {"h32_ctx2500_decode", Tier::Ci,
+           {.kv_len = 2500, .pos_offset = 2499, .num_heads = 32, .causal = true, .scale = s80, .kv_lora_rank = 64,
+            .qk_rope_head_dim = 16}},
           {"deepseek_v3_decode_ctx256", Tier::Full,
            {.kv_len = 256, .pos_offset = 255, .num_heads = 128, .causal = true, .scale = s192, .kv_lora_rank = 512,
             .qk_rope_head_dim = 64}},
