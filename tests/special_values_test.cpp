@@ -1,7 +1,8 @@
-// Elementwise transcendental ops on every available backend over inputs the generators never draw: a
-// dense grid wide enough to reach each kernel's far-tail formulas, and the special values (+-inf,
-// NaN, +-0, subnormals, the largest finite numbers). Expected outputs come from the reference; the
-// judge requires NaN and Inf at the same places and every other value within the op's tolerance.
+// Ops on every available backend over inputs the generators never draw. Elementwise transcendentals:
+// a dense grid wide enough to reach each kernel's far-tail formulas, and the special values (+-inf,
+// NaN, +-0, subnormals, the largest finite numbers). argmax_rows: NaN, -inf and +inf rows, ties
+// across vector lanes, maxima in the tail. Expected outputs come from the reference; the judge
+// requires NaN and Inf at the same places and every other value within the op's tolerance.
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -42,6 +43,34 @@ Case special_case(const std::string& op_name, DType dt) {
   return c;
 }
 
+// Rows of 600: no vector width divides it (every row has a tail of 8 or 24 past whole vectors), and
+// it is longer than a 256-wide work group, whose invocations each scan a strided share.
+Case argmax_case(DType dt) {
+  constexpr double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  constexpr int64_t n = 600, tail = 593;
+  std::vector<std::vector<double>> rows(8, std::vector<double>(n, 0.0));
+  for (int64_t i = 0; i < n; ++i) rows[0][i] = rows[3][i] = rows[4][i] = rows[5][i] = double(i % 7) - 3.0;
+  for (int64_t i = 0; i < 256; ++i) rows[0][i] = nan;  // NaN first in every lane and invocation never wins
+  rows[0][300] = 9, rows[0][400] = 9;                  // and must not hide later values; the earlier tie wins
+  rows[1].assign(n, -inf);                              // nothing above -inf: 0
+  rows[2].assign(n, nan);                               // all NaN: 0
+  rows[3][tail] = inf, rows[3][5] = inf;                // +inf in a lane and in the tail: the lane's
+  rows[4][17] = 8, rows[4][1] = 8, rows[4][tail] = 8;   // ties in the same lane of two vectors and the tail
+  rows[5][n - 1] = 50;                                  // the maximum only in the tail
+  rows[6][9] = -1, rows[6][12] = nan;                   // zeros with a NaN: the first 0
+  for (int64_t i = 0; i < n; ++i) rows[7][i] = -double(i);  // strictly falling: 0
+  std::vector<double> flat;
+  for (const auto& r : rows) flat.insert(flat.end(), r.begin(), r.end());
+  const Op& op = op_or_throw("argmax_rows");
+  const Params p = Params::of(ArgmaxRowsParams{int64_t(rows.size()), n});
+  Case c = generate_case(op, p, dt, 5);
+  from_f64(c.tensors.at("logits"), flat);
+  TensorMap io = c.tensors;
+  run_case(backend("reference"), op, p, io);
+  c.expected.at("ids") = io.at("ids");
+  return c;
+}
+
 class SpecialValues : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(SpecialValues, MatchReference) {
@@ -54,6 +83,17 @@ TEST_P(SpecialValues, MatchReference) {
       const Verdict v = check_case(b, special_case(op, dt), false);
       EXPECT_TRUE(v.pass) << GetParam() << " " << op << " " << dtype_name(dt) << "\n" << v.describe();
     }
+}
+
+TEST_P(SpecialValues, ArgmaxRows) {
+  Backend& b = backend(GetParam());
+  const Availability a = b.availability();
+  if (!a.ok) GTEST_SKIP() << GetParam() << " unavailable: " << a.detail;
+  for (DType dt : {DType::F32, DType::F16, DType::BF16}) {
+    if (!b.supports(op_or_throw("argmax_rows"), dt).ok) continue;
+    const Verdict v = check_case(b, argmax_case(dt), false);
+    EXPECT_TRUE(v.pass) << GetParam() << " argmax_rows " << dtype_name(dt) << "\n" << v.describe();
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, SpecialValues, ::testing::ValuesIn(backend_names()),

@@ -16,17 +16,21 @@ layout(push_constant) uniform Push { uint m, n; } p;
 void main() {
   const uint t = gl_LocalInvocationIndex;
   for (uint row = gl_WorkGroupID.x; row < p.m; row += gl_NumWorkGroups.x) {
-    float best = uintBitsToFloat(0xff800000u);  // -inf
+    // Strictly greater replaces, from -inf: a NaN never enters (it would block every later value of
+    // this invocation) and ties keep the earlier index. Nothing above -inf in the row: 0, as the
+    // reference gives.
+    const float neg_inf = uintBitsToFloat(0xff800000u);
+    float best = neg_inf;
     uint best_i = 0xffffffffu;
     for (uint i = t; i < p.n; i += WG) {
       const float v = ld(logits[row * p.n + i]);
-      if (best_i == 0xffffffffu || v > best) {
+      if (v > best) {
         best = v;
         best_i = i;
       }
     }
     const float mx = wg_max(best);
     const uint first = wg_min_u(best_i != 0xffffffffu && best == mx ? best_i : 0xffffffffu);
-    if (t == 0) ids[row] = first;
+    if (t == 0) ids[row] = mx > neg_inf ? first : 0u;
   }
 }
