@@ -1,18 +1,75 @@
 // qk_norm_rope and its batched / split-qkv / into-cache variants. All are one transform applied to
 // head rows (optional per-head RMS norm, then rotate-half RoPE at the row's position), differing only
-// in where each row comes from and lands. Rows are widened to F32, transformed, rounded once.
-#include <algorithm>
+// in where each row comes from and lands. Rows are widened to F32, transformed in vectors, rounded once.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "cpu/rope.cpp"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+
 #include <cmath>
-#include <cstring>
 #include <vector>
 
-#include "core/ops/core_params.h"
 #include "cpu/common.h"
+#include "cpu/simd-inl.h"
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace ts::cpu::HWY_NAMESPACE {
+
+// One head row of hd elements: with `norm`, x * rsqrt(mean(x^2) + eps) * w; then the first 2 * half
+// elements rotate as pairs (i, i + half) by the position's cos / sin rows; the rest pass through.
+template <class T>
+void HeadRowT(const T* in, T* out, bool norm, const float* w, const T* c, const T* s, int64_t hd, int64_t half,
+              float eps) {
+  const DF d;
+  const int64_t N = hn::Lanes(d);
+  thread_local std::vector<float> buf;
+  buf.resize(static_cast<size_t>(hd));
+  float* x = buf.data();
+  RowToF32(in, x, hd);
+  if (norm) {
+    const VF inv = hn::Set(d, 1.0f / std::sqrt(SumSquares(x, hd) / static_cast<float>(hd) + eps));
+    int64_t i = 0;
+    for (; i + N <= hd; i += N) hn::StoreU(hn::Mul(hn::Mul(hn::LoadU(d, x + i), inv), hn::LoadU(d, w + i)), d, x + i);
+    for (; i < hd; ++i) x[i] = x[i] * hn::GetLane(inv) * w[i];
+  }
+  int64_t i = 0;
+  for (; i + N <= half; i += N) {
+    const VF a = hn::LoadU(d, x + i), b = hn::LoadU(d, x + half + i);
+    const VF cv = LoadF(d, c + i), sv = LoadF(d, s + i);
+    hn::StoreU(hn::NegMulAdd(b, sv, hn::Mul(a, cv)), d, x + i);     // a cos - b sin
+    hn::StoreU(hn::MulAdd(a, sv, hn::Mul(b, cv)), d, x + half + i);  // b cos + a sin
+  }
+  for (; i < half; ++i) {
+    const float a = x[i], b = x[i + half], ci = to_f(c[i]), si = to_f(s[i]);
+    x[i] = a * ci - b * si;
+    x[i + half] = b * ci + a * si;
+  }
+  RowFromF32(x, out, hd);
+}
+
+void HeadRow(DType dt, const void* in, void* out, bool norm, const float* w, const void* cos_row,
+             const void* sin_row, int64_t hd, int64_t half, float eps) {
+  visit_float(dt, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    HeadRowT(static_cast<const T*>(in), static_cast<T*>(out), norm, w, static_cast<const T*>(cos_row),
+             static_cast<const T*>(sin_row), hd, half, eps);
+  });
+}
+
+}  // namespace ts::cpu::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+#include <algorithm>
+#include <cstring>
+
+#include "core/ops/core_params.h"
 #include "cpu/convert.h"
 #include "cpu/kernels.h"
 #include "cpu/thread_pool.h"
 
 namespace ts::cpu {
+HWY_EXPORT(HeadRow);
 
 namespace {
 
@@ -28,26 +85,8 @@ struct HeadTransform {
   void apply(const std::byte* in, std::byte* out, int mode, const float* w32, int64_t pos) const {
     const size_t es = dtype_size(dt);
     if (mode == 0) return void(std::memcpy(out, in, head_dim * es));
-    thread_local std::vector<float> buf;  // x, cos row, sin row
-    buf.resize(static_cast<size_t>(2 * head_dim));
-    float* x = buf.data();
-    float* c = x + head_dim;
-    float* s = c + half;
-    to_f32(dt, in, x, head_dim);
-    if (mode == 1) {
-      float ss = 0;
-      for (int64_t i = 0; i < head_dim; ++i) ss += x[i] * x[i];
-      const float inv = 1.0f / std::sqrt(ss / static_cast<float>(head_dim) + eps);
-      for (int64_t i = 0; i < head_dim; ++i) x[i] = x[i] * inv * w32[i];
-    }
-    to_f32(dt, cos->data() + pos * half * es, c, half);
-    to_f32(dt, sin->data() + pos * half * es, s, half);
-    for (int64_t i = 0; i < half; ++i) {
-      const float a = x[i], b = x[i + half];
-      x[i] = a * c[i] - b * s[i];
-      x[i + half] = b * c[i] + a * s[i];
-    }
-    from_f32(dt, x, out, head_dim);
+    HWY_DYNAMIC_DISPATCH(HeadRow)(dt, in, out, mode == 1, w32, cos->data() + pos * half * es,
+                                  sin->data() + pos * half * es, head_dim, half, eps);
   }
 };
 
@@ -137,3 +176,4 @@ void add_rope(KernelTable& k) {
 }
 
 }  // namespace ts::cpu
+#endif
