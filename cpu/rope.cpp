@@ -19,7 +19,7 @@ namespace ts::cpu::HWY_NAMESPACE {
 // elements rotate as pairs (i, i + half) by the position's cos / sin rows; the rest pass through.
 template <class T>
 void HeadRowT(const T* in, T* out, bool norm, const float* w, const T* c, const T* s, int64_t hd, int64_t half,
-              float eps) {
+              float eps, bool stream) {
   const DF d;
   const int64_t N = hn::Lanes(d);
   thread_local std::vector<float> buf;
@@ -44,15 +44,18 @@ void HeadRowT(const T* in, T* out, bool norm, const float* w, const T* c, const 
     x[i] = a * ci - b * si;
     x[i + half] = b * ci + a * si;
   }
-  RowFromF32(x, out, hd);
+  if (stream)
+    RowFromF32Streaming(x, out, hd);
+  else
+    RowFromF32(x, out, hd);
 }
 
 void HeadRow(DType dt, const void* in, void* out, bool norm, const float* w, const void* cos_row,
-             const void* sin_row, int64_t hd, int64_t half, float eps) {
+             const void* sin_row, int64_t hd, int64_t half, float eps, bool stream) {
   visit_float(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;
     HeadRowT(static_cast<const T*>(in), static_cast<T*>(out), norm, w, static_cast<const T*>(cos_row),
-             static_cast<const T*>(sin_row), hd, half, eps);
+             static_cast<const T*>(sin_row), hd, half, eps, stream);
   });
 }
 
@@ -61,6 +64,7 @@ HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 
 #include "core/ops/core_params.h"
@@ -80,13 +84,14 @@ struct HeadTransform {
   float eps;
   const Tensor* cos;
   const Tensor* sin;
+  bool stream = false;  // outputs this large bypass the cache (RowFromF32Streaming); fenced per chunk
 
   // mode 0: copy; 1: RMS norm with w32, then RoPE at pos; 2: RoPE at pos.
   void apply(const std::byte* in, std::byte* out, int mode, const float* w32, int64_t pos) const {
     const size_t es = dtype_size(dt);
     if (mode == 0) return void(std::memcpy(out, in, head_dim * es));
     HWY_DYNAMIC_DISPATCH(HeadRow)(dt, in, out, mode == 1, w32, cos->data() + pos * half * es,
-                                  sin->data() + pos * half * es, head_dim, half, eps);
+                                  sin->data() + pos * half * es, head_dim, half, eps, stream);
   }
 };
 
@@ -103,10 +108,17 @@ std::vector<float> weights32(TensorMap& t, const char* name, int64_t n) {
   return w;
 }
 
-// Runs job(r) for r in [0, rows) in parallel; a job transforms one head row.
-template <class Job> void for_rows(int64_t rows, int64_t head_dim, Job job) {
-  parallel_for(rows, std::max<int64_t>(1, 8192 / head_dim), [&](int64_t r0, int64_t r1) {
+// As the norms do (cpu/norms.cpp): an output of this many bytes will not stay in cache for the
+// next op anyway, so it is written with streaming stores.
+constexpr size_t kStreamOutputBytes = 4u << 20;
+
+// Runs job(r) for r in [0, rows) in parallel; a job transforms one head row with `ht`.
+template <class Job> void for_rows(HeadTransform& ht, int64_t rows, Job job) {
+  ht.stream = size_t(rows * ht.head_dim) * dtype_size(ht.dt) >= kStreamOutputBytes;
+  parallel_for(rows, std::max<int64_t>(1, 8192 / ht.head_dim), [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) job(r);
+    // Streaming stores are weakly ordered: a full fence publishes them before the call returns.
+    if (ht.stream) std::atomic_thread_fence(std::memory_order_seq_cst);
   });
 }
 
@@ -118,13 +130,13 @@ struct KvDest {
 };
 
 void split_qkv_norm_rope(const SplitQkvNormRopeParams& p, TensorMap& t, Tensor& q_out, const KvDest& kv) {
-  const HeadTransform ht = make_transform(t, p.head_dim, p.rotary_dim, p.eps);
+  HeadTransform ht = make_transform(t, p.head_dim, p.rotary_dim, p.eps);
   const size_t rb = p.head_dim * dtype_size(ht.dt);
   const std::vector<float> qw = weights32(t, "q_norm_w", p.head_dim), kw = weights32(t, "k_norm_w", p.head_dim);
   const Tensor& qkv = tensor(t, "qkv");
   const int64_t per_token = p.q_heads + 2 * p.kv_heads;  // head rows per token in qkv
   const int mode = static_cast<int>(p.qk_mode);
-  for_rows(p.tokens * per_token, p.head_dim, [&](int64_t r) {
+  for_rows(ht, p.tokens * per_token, [&](int64_t r) {
     const int64_t tok = r / per_token, h = r % per_token;
     const std::byte* in = qkv.data() + r * rb;
     const int64_t pos = p.pos_offset + tok;
@@ -140,12 +152,12 @@ void split_qkv_norm_rope(const SplitQkvNormRopeParams& p, TensorMap& t, Tensor& 
 
 void add_rope(KernelTable& k) {
   k.add<QkNormRopeParams>("qk_norm_rope", [](const QkNormRopeParams& p, TensorMap& t) {
-    const HeadTransform ht = make_transform(t, p.head_dim, p.rotary_dim, p.eps);
+    HeadTransform ht = make_transform(t, p.head_dim, p.rotary_dim, p.eps);
     const std::vector<float> w = weights32(t, "norm_w", p.head_dim);
     const Tensor& in = tensor(t, "input");
     Tensor& out = tensor(t, "output");
     const size_t rb = p.head_dim * dtype_size(ht.dt);
-    for_rows(p.tokens * p.heads, p.head_dim, [&](int64_t r) {
+    for_rows(ht, p.tokens * p.heads, [&](int64_t r) {
       const int64_t tok = r / p.heads, h = r % p.heads;  // input is token-major, output head-major
       ht.apply(in.data() + r * rb, out.data() + (h * p.tokens + tok) * rb, static_cast<int>(p.mode), w.data(),
                p.pos_offset + tok);
@@ -153,7 +165,7 @@ void add_rope(KernelTable& k) {
   });
   k.add<QkNormRopeBatchedPerItemParams>("qk_norm_rope_batched_per_item", [](const QkNormRopeBatchedPerItemParams& p,
                                                                             TensorMap& t) {
-    const HeadTransform ht = make_transform(t, p.head_dim, p.rotary_dim, p.eps);
+    HeadTransform ht = make_transform(t, p.head_dim, p.rotary_dim, p.eps);
     const std::vector<float> w = weights32(t, "norm_w", p.head_dim);
     const Tensor& in = tensor(t, "input");
     Tensor& out = tensor(t, "output");
@@ -161,7 +173,7 @@ void add_rope(KernelTable& k) {
     check(positions.dtype() == DType::U32, "cpu backend: positions must be U32");
     const uint32_t* pos = positions.as<uint32_t>();
     const size_t rb = p.head_dim * dtype_size(ht.dt);
-    for_rows(p.m * p.heads, p.head_dim, [&](int64_t r) {
+    for_rows(ht, p.m * p.heads, [&](int64_t r) {
       ht.apply(in.data() + r * rb, out.data() + r * rb, static_cast<int>(p.mode), w.data(), pos[r / p.heads]);
     });
   });
