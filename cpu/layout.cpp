@@ -1,24 +1,35 @@
 // Data movement: copy_slice, embedding lookups, split_qkv, transposes and KV-cache appends. Every
 // element moves bit for bit, so these work on bytes and serve every dtype alike.
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <string>
 
 #include "core/ops/core_params.h"
 #include "cpu/common.h"
 #include "cpu/kernels.h"
+#include "cpu/stream_copy.h"
 #include "cpu/thread_pool.h"
 
 namespace ts::cpu {
 
 namespace {
 constexpr int64_t kGrainBytes = 1 << 17;  // bytes per thread below which one thread copies alone
+// Outputs this large will not stay in cache for the next op anyway: they are streamed to memory
+// (cpu/stream_copy.h), as the norms and rope do.
+constexpr size_t kStreamOutputBytes = 4u << 20;
 
 // Copies `rows` rows of `row_bytes`: row r from src(r) to dst(r), rows split across threads.
 template <class Src, class Dst> void copy_rows(int64_t rows, size_t row_bytes, Src src, Dst dst) {
   const int64_t grain = std::max<int64_t>(1, kGrainBytes / static_cast<int64_t>(std::max<size_t>(row_bytes, 1)));
+  const bool stream = static_cast<size_t>(rows) * row_bytes >= kStreamOutputBytes;
   parallel_for(rows, grain, [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) std::memcpy(dst(r), src(r), row_bytes);
+    if (!stream) {
+      for (int64_t r = r0; r < r1; ++r) std::memcpy(dst(r), src(r), row_bytes);
+      return;
+    }
+    for (int64_t r = r0; r < r1; ++r) stream_copy(dst(r), src(r), row_bytes);
+    std::atomic_thread_fence(std::memory_order_seq_cst);  // streaming stores are weakly ordered
   });
 }
 
@@ -49,7 +60,15 @@ void add_layout(KernelTable& k) {
     const Tensor& src = tensor(t, "src");
     Tensor& dst = tensor(t, "dst");
     const size_t es = dtype_size(src.dtype());
-    std::memmove(dst.data() + p.dst_offset * es, src.data() + p.src_offset * es, p.len * es);
+    // Two tensors, so never overlapping: one contiguous run, cut into pieces for the threads.
+    constexpr size_t kPiece = 1 << 16;
+    const size_t bytes = p.len * es;
+    const std::byte* from = src.data() + p.src_offset * es;
+    std::byte* to = dst.data() + p.dst_offset * es;
+    const size_t whole = bytes / kPiece;
+    copy_rows(static_cast<int64_t>(whole), kPiece, [&](int64_t r) { return from + r * kPiece; },
+              [&](int64_t r) { return to + r * kPiece; });
+    std::memcpy(to + whole * kPiece, from + whole * kPiece, bytes - whole * kPiece);
   });
   k.add<EmbeddingLookupParams>("embedding_lookup",
                                [](const EmbeddingLookupParams& p, TensorMap& t) { embedding(t, p.n, p.dim); });

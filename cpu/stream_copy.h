@@ -1,0 +1,12 @@
+#pragma once
+// Copies that bypass the cache, for large outputs of data-movement ops: a cached store first reads
+// the destination line (write-allocate) only to overwrite it, a third more memory traffic.
+#include <cstddef>
+
+namespace ts::cpu {
+
+// dst[0, n) = src[0, n) (not overlapping), the vector-aligned middle of dst with streaming stores.
+// Weakly ordered: fence (std::atomic_thread_fence, seq_cst) before the data is read elsewhere.
+void stream_copy(void* dst, const void* src, size_t n);
+
+}  // namespace ts::cpu
