@@ -1,103 +1,77 @@
 // baseline/fma_peak: independent FMA chains in registers on all cores, no memory traffic: the
 // machine's F32 compute peak, the roof that compute-bound kernels are measured against.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "bench/fma_peak.cpp"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+
+#include "hwy/highway.h"
+
+// Enough independent accumulators to cover FMA latency x FMA ports on current cores (4 x 2 = 8).
+#define TS_FMA_CHAINS 12
+
+HWY_BEFORE_NAMESPACE();
+namespace ts::bench::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+
+// acc = acc * mul + add converges to add / (1 - mul): no overflow, no denormals for any round count.
+// Written once for every SIMD target Highway compiles; the widest the CPU runs is dispatched.
+float FmaChains(long rounds, float mul, float add) {
+  const hn::ScalableTag<float> d;
+  using V = hn::Vec<decltype(d)>;
+  V acc[TS_FMA_CHAINS];  // fully unrolled below, so the chains live in registers
+  const V m = hn::Set(d, mul), a = hn::Set(d, add);
+  for (int j = 0; j < TS_FMA_CHAINS; ++j) acc[j] = hn::Set(d, float(j));
+  for (long r = 0; r < rounds; ++r) {
+#pragma GCC unroll 16
+    for (int j = 0; j < TS_FMA_CHAINS; ++j) acc[j] = hn::MulAdd(acc[j], m, a);
+  }
+  V sum = acc[0];
+  for (int j = 1; j < TS_FMA_CHAINS; ++j) sum = hn::Add(sum, acc[j]);
+  return hn::GetLane(hn::SumOfLanes(d, sum));
+}
+
+// Lanes of the vectors FmaChains runs on, for the FLOP count.
+int FmaLanes() { return static_cast<int>(hn::Lanes(hn::ScalableTag<float>())); }
+
+}  // namespace ts::bench::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
-#include <string>
 #include <vector>
 
 #include "bench/all_cores.h"
 #include "bench/baselines.h"
-
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#define TS_X86 1
-#endif
+#include "hwy/targets.h"
 
 namespace ts::bench {
 
+HWY_EXPORT(FmaChains);
+HWY_EXPORT(FmaLanes);
+
 namespace {
 
-// Enough independent accumulators to cover FMA latency x FMA ports on current cores (4 x 2 = 8).
-constexpr int kChains = 12;
 // Per worker per iteration: ~1.6 GFLOP with 8-wide FMA, ~15 ms on a 3.5 GHz core with two FMA pipes.
 constexpr long kRounds = 1 << 23;
 
-struct Kernel {
-  const char* isa;
-  int lanes;
-  int flops_per_lane_op;  // 2 for an FMA, 2 for a separate mul + add
-  float (*run)(long rounds, float mul, float add);
-};
-
-#if TS_X86
-// acc = acc * mul + add converges to add / (1 - mul): no overflow, no denormals for any round count.
-__attribute__((target("avx512f"))) float run_avx512(long rounds, float mul, float add) {
-  __m512 acc[kChains];
-  const __m512 m = _mm512_set1_ps(mul), a = _mm512_set1_ps(add);
-  for (int j = 0; j < kChains; ++j) acc[j] = _mm512_set1_ps(float(j));
-  for (long r = 0; r < rounds; ++r)
-    for (int j = 0; j < kChains; ++j) acc[j] = _mm512_fmadd_ps(acc[j], m, a);
-  __m512 sum = acc[0];
-  for (int j = 1; j < kChains; ++j) sum = _mm512_add_ps(sum, acc[j]);
-  float out[16];
-  _mm512_storeu_ps(out, sum);
-  float total = 0;
-  for (float v : out) total += v;
-  return total;
-}
-
-__attribute__((target("avx2,fma"))) float run_avx2(long rounds, float mul, float add) {
-  __m256 acc[kChains];
-  const __m256 m = _mm256_set1_ps(mul), a = _mm256_set1_ps(add);
-  for (int j = 0; j < kChains; ++j) acc[j] = _mm256_set1_ps(float(j));
-  for (long r = 0; r < rounds; ++r)
-    for (int j = 0; j < kChains; ++j) acc[j] = _mm256_fmadd_ps(acc[j], m, a);
-  __m256 sum = acc[0];
-  for (int j = 1; j < kChains; ++j) sum = _mm256_add_ps(sum, acc[j]);
-  float out[8];
-  _mm256_storeu_ps(out, sum);
-  float total = 0;
-  for (float v : out) total += v;
-  return total;
-}
-#endif
-
-// No FMA instructions: separate multiply and add, whatever width the compiler picks.
-float run_portable(long rounds, float mul, float add) {
-  float acc[kChains];
-  for (int j = 0; j < kChains; ++j) acc[j] = float(j);
-  for (long r = 0; r < rounds; ++r)
-    for (int j = 0; j < kChains; ++j) acc[j] = acc[j] * mul + add;
-  float sum = 0;
-  for (float v : acc) sum += v;
-  return sum;
-}
-
-// AVX-512 first: on cores with two 512-bit FMA pipes it doubles the AVX2 figure, and on cores that
-// split 512-bit ops in two (Zen 4) it matches it.
-Kernel pick_kernel() {
-#if TS_X86
-  if (__builtin_cpu_supports("avx512f")) return {"avx512f", 16, 2, run_avx512};
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return {"avx2+fma", 8, 2, run_avx2};
-#endif
-  return {"scalar mul+add", 1, 2, run_portable};
-}
-
 void fma_peak(benchmark::State& state) {
-  static const Kernel k = pick_kernel();
-  const int workers = core_count();
+  const int workers = core_count(), lanes = HWY_DYNAMIC_DISPATCH(FmaLanes)();
+  const int64_t target = hwy::SupportedTargets() & HWY_TARGETS;
   // Through volatiles so the compiler cannot fold the chains.
   volatile float mul = 0.999999f, add = 1e-6f;
   std::vector<float> sink(workers);
   for (auto _ : state) {
-    const double secs = timed_on_all_cores(workers, [&](int w) { sink[w] = k.run(kRounds, mul, add); });
+    const double secs = timed_on_all_cores(workers, [&](int w) { sink[w] = HWY_DYNAMIC_DISPATCH(FmaChains)(kRounds, mul, add); });
     state.SetIterationTime(secs);
   }
   benchmark::DoNotOptimize(sink.data());
-  const double flops_per_iter = double(workers) * kRounds * kChains * k.lanes * k.flops_per_lane_op;
+  const double flops_per_iter = double(workers) * kRounds * TS_FMA_CHAINS * lanes * 2.0;  // an FMA: 2
   state.counters["flops"] = benchmark::Counter(flops_per_iter * state.iterations(), benchmark::Counter::kIsRate);
-  state.SetLabel(fmt::format("{}, {} chains, {} threads", k.isa, kChains, workers));
+  state.SetLabel(fmt::format("{}, {} chains, {} threads", hwy::TargetName(target & -target),
+                            TS_FMA_CHAINS, workers));
 }
 
 }  // namespace
@@ -107,3 +81,4 @@ void register_fma_peak() {
 }
 
 }  // namespace ts::bench
+#endif
