@@ -298,6 +298,7 @@ void Attend(DType dt, const AttnTask& task, const AttnBlock& blk, const KvView& 
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
+#include "core/ops/core/attention_common.h"
 #include "core/ops/core_params.h"
 #include "cpu/convert.h"
 #include "cpu/kernels.h"
@@ -317,13 +318,6 @@ constexpr int64_t kSplitMaxRows = 16;   // blocks up to this many rows are split
 constexpr int64_t kMinTasks = 16;
 constexpr int64_t kSplitLongKeys = 1024;
 constexpr int64_t kRowsPerBlock = 64;   // query rows (heads x positions) per block
-
-// Visible keys of a query at absolute position P (OPS.md, "Attention visibility").
-std::pair<int64_t, int64_t> visible(int64_t P, int64_t kv_len, bool causal, int64_t window) {
-  const int64_t lo = window > 0 ? std::max<int64_t>(0, P + 1 - window) : 0;
-  const int64_t hi = causal ? std::min(kv_len, P + 1) : kv_len;
-  return {lo, std::max(lo, hi)};
-}
 
 // Collects blocks, splits them into tasks, runs, merges and writes outputs.
 class AttentionRun {
@@ -364,9 +358,15 @@ class AttentionRun {
       }
     }
     first_task[blocks_.size()] = tasks.size();
-    std::vector<float> state(state_floats);
+    // Every task sets its own state before use: reuse one buffer across calls, grown and never
+    // cleared (value-initialising it zeroed up to 1 MB per call, inside the timed region).
+    // (thread_local: a lambda run on a pool thread would name that thread's copy, so the tasks
+    // reach it through `state_base` only.)
+    thread_local std::vector<float> state_buf;
+    if (state_buf.size() < state_floats) state_buf.resize(state_floats);
+    float* const state_base = state_buf.data();
     auto slices = [&](const TaskRef& tr, int64_t rows) {
-      float* base = state.data() + tr.state;
+      float* base = state_base + tr.state;
       return AttnTask{tr.j0, tr.j1, base, base + rows, base + 2 * rows};
     };
 
@@ -446,9 +446,9 @@ void flash_attention(const FlashAttentionParams& p, TensorMap& t) {
         run.block(kv);
         for (int64_t h = kh * group; h < (kh + 1) * group; ++h)
           for (int64_t i = i0; i < std::min(p.q_len, i0 + positions); ++i) {
-            const auto [lo, hi] = visible(p.pos_offset + i, p.kv_len, p.causal, p.sliding_window);
+            const attn::KeyRange vis = attn::visible(p.pos_offset + i, p.kv_len, p.causal, p.sliding_window);
             const int64_t row = (b * p.num_heads + h) * p.q_len + i;
-            run.row(q.data() + row * hd, lo, hi, out.data() + row * hd * es);
+            run.row(q.data() + row * hd, vis.begin, vis.end, out.data() + row * hd * es);
           }
       }
     }
@@ -472,9 +472,9 @@ void mla_attention(const MlaAttentionParams& p, TensorMap& t) {
       run.block(kv);
       for (int64_t h = 0; h < p.num_heads; ++h)
         for (int64_t i = i0; i < std::min(p.q_len, i0 + positions); ++i) {
-          const auto [lo, hi] = visible(p.pos_offset + i, p.kv_len, p.causal, 0);
+          const attn::KeyRange vis = attn::visible(p.pos_offset + i, p.kv_len, p.causal, 0);
           const int64_t row = (b * p.num_heads + h) * p.q_len + i;
-          run.row(q.data() + row * (r + dr), lo, hi, out.data() + row * r * es);
+          run.row(q.data() + row * (r + dr), vis.begin, vis.end, out.data() + row * r * es);
         }
     }
   }
