@@ -15,9 +15,6 @@ namespace ts::cpu {
 
 namespace {
 constexpr int64_t kGrainBytes = 1 << 17;  // bytes per thread below which one thread copies alone
-// Outputs this large will not stay in cache for the next op anyway: they are streamed to memory
-// (cpu/stream_copy.h), as the norms and rope do.
-constexpr size_t kStreamOutputBytes = 4u << 20;
 
 // Copies `rows` rows of `row_bytes`: row r from src(r) to dst(r), rows split across threads.
 template <class Src, class Dst> void copy_rows(int64_t rows, size_t row_bytes, Src src, Dst dst) {

@@ -137,13 +137,13 @@ HWY_AFTER_NAMESPACE();
 
 #include "core/ops/core_params.h"
 #include "cpu/kernels.h"
+#include "cpu/stream_copy.h"
 #include "cpu/thread_pool.h"
 
 namespace ts::cpu {
 HWY_EXPORT(NormRows);
 
 namespace {
-constexpr size_t kStreamOutputBytes = 4u << 20;
 
 void run_rows(int kind, const RmsNormParams& p, void* res, const Tensor& x, const Tensor& w, const Tensor* b,
               Tensor& out) {

@@ -70,6 +70,7 @@ HWY_AFTER_NAMESPACE();
 #include "core/ops/core_params.h"
 #include "cpu/convert.h"
 #include "cpu/kernels.h"
+#include "cpu/stream_copy.h"
 #include "cpu/thread_pool.h"
 
 namespace ts::cpu {
@@ -108,9 +109,6 @@ std::vector<float> weights32(TensorMap& t, const char* name, int64_t n) {
   return w;
 }
 
-// As the norms do (cpu/norms.cpp): an output of this many bytes will not stay in cache for the
-// next op anyway, so it is written with streaming stores.
-constexpr size_t kStreamOutputBytes = 4u << 20;
 
 // Runs job(r) for r in [0, rows) in parallel; a job transforms one head row with `ht`.
 template <class Job> void for_rows(HeadTransform& ht, int64_t rows, Job job) {

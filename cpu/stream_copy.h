@@ -5,6 +5,10 @@
 
 namespace ts::cpu {
 
+// Outputs of at least this many bytes go out with streaming stores (copies, norms, rope): they will
+// not stay in cache for the next op anyway.
+constexpr size_t kStreamOutputBytes = size_t{4} << 20;
+
 // dst[0, n) = src[0, n) (not overlapping), the vector-aligned middle of dst with streaming stores.
 // Weakly ordered: fence (std::atomic_thread_fence, seq_cst) before the data is read elsewhere.
 void stream_copy(void* dst, const void* src, size_t n);
