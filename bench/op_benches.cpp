@@ -32,11 +32,11 @@ struct OpSetup final : Setup {
   std::unique_ptr<Launch> launch;
 };
 
-std::unique_ptr<OpSetup> make_setup(Backend& b, const OpBench& ob) {
+std::unique_ptr<OpSetup> make_setup(Backend& b, const Problem& pr, const OpBench& ob) {
   auto s = std::make_unique<OpSetup>();
-  s->io = ob.op->make_case(ob.preset->params, ob.dtype, ob.seed);
-  ob.op->validate(ob.preset->params, s->io);
-  s->launch = b.prepare(*ob.op, ob.preset->params, s->io);
+  s->io = ob.op->make_case(pr, ob.seed);
+  ob.op->validate(pr, s->io);
+  s->launch = b.prepare(pr, s->io);
   s->launch->execute();  // warm-up: first-use compilation, page faults, caches
   return s;
 }
@@ -47,9 +47,11 @@ void run(benchmark::State& state, const OpBench& ob) {
     Backend& b = backend(ob.backend);
     const Availability a = b.availability();
     if (!a.ok) return state.SkipWithError(("backend unavailable: " + a.detail).c_str());
-    const Support sup = b.supports(*ob.op, ob.dtype);
+    ob.op->check_params(ob.preset->params);
+    const Problem pr = make_problem(*ob.op, ob.preset->params, ob.dtype);
+    const Support sup = b.supports(pr);
     if (!sup.ok) return state.SkipWithError(("unsupported: " + sup.reason).c_str());
-    s = &setup_once<OpSetup>(ob.name, [&] { return make_setup(b, ob); });
+    s = &setup_once<OpSetup>(ob.name, [&] { return make_setup(b, pr, ob); });
   } catch (const std::exception& e) {
     return state.SkipWithError(fmt::format("setup failed: {}", e.what()).c_str());
   }

@@ -137,7 +137,7 @@ int verify(const Args& a) {
       const Case c = case_from_file(parse_safetensors(bytes));
       check(!c.expected.empty(), "no expected.* tensors");
       TensorMap io = working_set(c);
-      run_case(ref, *c.op, c.params, io);
+      run_case(ref, c, io);
       for (const auto& [name, want] : c.expected) {
         const ErrorReport r = compare(want, io.at(name), tol::exact());
         if (!r.pass()) problems.push_back(fmt::format("{}: the reference no longer reproduces {}: {}", rel, name, r.summary()));

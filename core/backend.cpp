@@ -2,38 +2,57 @@
 
 #include "core/host_backend.h"
 
+#include <algorithm>
+
+#include <fmt/format.h>
+
 namespace ts {
 
-void run_case(Backend& b, const Op& op, const Params& p, TensorMap& io) {
-  op.validate(p, io);
-  const DType dt = case_dtype(op, p, io);
-  const Support s = b.supports(op, dt);
-  check(s.ok, "{} does not support {} ({}): {}", b.name(), op.name(), dtype_name(dt), s.reason);
-  auto launch = b.prepare(op, p, io);
+void execute_case(Backend& b, const Problem& pr, TensorMap& io) {
+  auto launch = b.prepare(pr, io);
   launch->execute();
   launch->finish();
-  for (const auto& name : op.output_names(p))
+  for (const auto& name : pr.output_names())
     check(io.at(name).guards_intact(), "{} {}: write outside tensor '{}' (guard zone overwritten)", b.name(),
-          op.name(), name);
+          pr.op->name(), name);
+}
+
+void run_case(Backend& b, const Problem& pr, TensorMap& io) {
+  const Support s = b.supports(pr);
+  check(s.ok, "{} does not support {} ({}{}{}): {}", b.name(), pr.op->name(), dtype_name(pr.dtype),
+        pr.variant.empty() ? "" : ", ", pr.variant, s.reason);
+  execute_case(b, pr, io);
+}
+
+void run_case(Backend& b, const Op& op, const Params& p, TensorMap& io) {
+  op.check_params(p);
+  const Problem pr = problem_of(op, p, io);
+  op.validate(pr, io);
+  run_case(b, pr, io);
+}
+
+Support dtypes_handled(const Problem& pr, std::initializer_list<DType> handled, std::string_view backend) {
+  for (const auto& d : pr.decls)
+    if (std::find(handled.begin(), handled.end(), d.dtype) == handled.end())
+      return Support::no(fmt::format("tensor '{}' is {}; the {} kernels do not handle it", d.name,
+                                     d.dtype_rule_str(), backend));
+  return Support::yes();
 }
 
 // ---- host backends ----
 
-const HostKernel* KernelTable::find(const std::string& op) const {
+const KernelTable::Entry* KernelTable::find(std::string_view op) const {
   auto it = table_.find(op);
   return it == table_.end() ? nullptr : &it->second;
-}
-const std::string* KernelTable::missing_reason(const std::string& op) const {
-  auto it = missing_.find(op);
-  return it == missing_.end() ? nullptr : &it->second;
 }
 
 Availability HostBackend::availability() { return {true, "host CPU"}; }
 
-Support HostBackend::supports(const Op& op, DType) {
-  if (kernels_.find(op.name())) return Support::yes();
-  if (auto* why = kernels_.missing_reason(op.name())) return Support::no(*why);
-  return Support::no("no kernel for this op yet");
+Support HostBackend::supports(const Problem& pr) {
+  const KernelTable::Entry* e = kernels_.find(pr.op->name());
+  if (!e) return Support::no("no kernel for this op yet");
+  if (!e->run) return Support::no(e->why_not);
+  return e->supports ? e->supports(pr) : Support::yes();
 }
 
 namespace {
@@ -56,10 +75,10 @@ class HostLaunch final : public Launch {
 };
 }  // namespace
 
-std::unique_ptr<Launch> HostBackend::prepare(const Op& op, const Params& p, TensorMap& io) {
-  const HostKernel* k = kernels_.find(op.name());
-  check(k != nullptr, "{}: no kernel for {}", name_, op.name());
-  return std::make_unique<HostLaunch>(*k, p, io);
+std::unique_ptr<Launch> HostBackend::prepare(const Problem& pr, TensorMap& io) {
+  const KernelTable::Entry* e = kernels_.find(pr.op->name());
+  check(e != nullptr && e->run, "{}: no kernel for {}", name_, pr.op->name());
+  return std::make_unique<HostLaunch>(e->run, pr.params, io);
 }
 
 }  // namespace ts

@@ -7,6 +7,7 @@
 // The harness validates every case (Op::validate) before prepare(); kernels may assume valid input.
 #include <concepts>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <string>
@@ -45,12 +46,20 @@ class Backend {
   virtual ~Backend() = default;
   virtual std::string name() const = 0;
   virtual Availability availability() = 0;
-  virtual Support supports(const Op& op, DType dt) = 0;
+  // Whether this backend runs this problem: decided on the whole problem (op, variant, parameters,
+  // every tensor's dtype), so a backend may run Q4_K but not Q6_K, or head_dim 128 but not 80, and
+  // says why not. The matrix shows a "no" as a skip with the reason.
+  virtual Support supports(const Problem& pr) = 0;
   // Whether two runs of the same case give bit-identical outputs (atomics or split-k may not).
   virtual bool deterministic(const Op& /*op*/) { return true; }
-  // `io` holds every declared tensor (outputs allocated) and must outlive the Launch.
-  virtual std::unique_ptr<Launch> prepare(const Op& op, const Params& p, TensorMap& io) = 0;
+  // A validated problem this backend supports; `io` holds every declared tensor (outputs allocated)
+  // and must outlive the Launch.
+  virtual std::unique_ptr<Launch> prepare(const Problem& pr, TensorMap& io) = 0;
 };
+
+// The dtype gate every device backend starts from: each tensor's dtype must be one the backend's
+// kernels handle (`handled`), else a "no" naming the tensor and its dtype.
+Support dtypes_handled(const Problem& pr, std::initializer_list<DType> handled, std::string_view backend);
 
 template <class B>
 concept BackendType = requires {
@@ -68,8 +77,12 @@ std::vector<std::string> backend_names();
 Backend& backend(const std::string& name);  // Error for an unknown name
 Backend* find_backend(const std::string& name);
 
-// Runs one case end to end: validate, prepare, execute, finish, guard check. Throws Error for an
-// invalid case, an unsupported op or a guard-zone overwrite.
+// Runs a validated problem that `b` supports: prepare, execute, finish, guard check. Throws Error on
+// a guard-zone overwrite (or whatever the backend throws).
+void execute_case(Backend& b, const Problem& pr, TensorMap& io);
+// The same after asking supports() (an Error with the reason when not).
+void run_case(Backend& b, const Problem& pr, TensorMap& io);
+// For tensors that no case file or generator has validated yet: validates, then run_case.
 void run_case(Backend& b, const Op& op, const Params& p, TensorMap& io);
 
 }  // namespace ts

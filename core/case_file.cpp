@@ -23,19 +23,16 @@ Case case_from_file(const SafetensorsFile& f) {
     else
       inputs.emplace(name, t);
   }
-  c.params = c.op->parse(f.metadata, &inputs);
-  c.dtype = case_dtype(*c.op, c.params, inputs);
-  c.op->validate(c.params, inputs);
-  const auto decls = c.op->tensors(c.params, c.dtype);
+  const Params params = c.op->parse(f.metadata, &inputs);
+  static_cast<Problem&>(c) = problem_of(*c.op, params, inputs);
+  c.op->validate(c, inputs);
   for (const auto& [name, t] : c.expected) {
-    const TensorDecl* d = nullptr;
-    for (const auto& x : decls)
-      if (x.name == name) d = &x;
+    const TensorDecl* d = c.decl(name);
     check(d && d->role != Role::In, "expected.{} is not an output of {}", name, c.op->name());
-    check(t.dtype() == *d->pinned && t.shape() == d->shape, "expected.{}: {} {}, the op produces {} {}", name,
-          dtype_name(t.dtype()), shape_str(t.shape()), dtype_name(*d->pinned), shape_str(d->shape));
+    check(t.dtype() == d->dtype && t.shape() == d->shape, "expected.{}: {} {}, the op produces {} {}", name,
+          dtype_name(t.dtype()), shape_str(t.shape()), dtype_name(d->dtype), shape_str(d->shape));
   }
-  TensorMap all = allocate_from_decls(decls);
+  TensorMap all = allocate_from_decls(c.decls);
   for (auto& [name, t] : inputs) all[name] = std::move(t);
   c.tensors = std::move(all);
   return c;
@@ -57,8 +54,7 @@ SafetensorsFile case_to_file(const Op& op, const Params& p, const TensorMap& inp
   f.metadata = op.to_map(p);
   f.metadata["op"] = op.name();
   if (seed) f.metadata["seed"] = std::to_string(*seed);
-  const DType dt = case_dtype(op, p, inputs);
-  for (const auto& d : op.tensors(p, dt)) {
+  for (const auto& d : problem_of(op, p, inputs).decls) {
     if (d.role != Role::Out) f.tensors.emplace(d.name, inputs.at(d.name));
     if (auto e = expected.find(d.name); e != expected.end() && d.role != Role::In)
       f.tensors.emplace("expected." + d.name, e->second);
@@ -71,23 +67,27 @@ uint64_t case_seed(const Op& op, const std::string& case_name, DType dt) {
 }
 
 Case generate_case(const Op& op, const Params& p, DType dt, uint64_t seed) {
+  op.check_params(p);
+  return generate_case(make_problem(op, p, dt), seed);
+}
+
+Case generate_case(const Problem& pr, uint64_t seed) {
   Case c;
-  c.op = &op;
-  c.params = p;
-  c.dtype = dt;
+  static_cast<Problem&>(c) = pr;
+  const Op& op = *pr.op;
   c.seed = seed;
-  c.metadata = op.to_map(p);
-  c.tensors = op.make_case(p, dt, seed);
-  op.validate(p, c.tensors);
+  c.metadata = op.to_map(pr.params);
+  c.tensors = op.make_case(c, seed);
+  op.validate(c, c.tensors);  // the generator's own output must be a valid case
   TensorMap out = c.tensors;
-  op.reference(p, out);
-  for (const auto& name : op.output_names(p)) c.expected.emplace(name, std::move(out.at(name)));
+  op.reference(pr.params, out);
+  for (const auto& name : c.output_names()) c.expected.emplace(name, std::move(out.at(name)));
   return c;
 }
 
 TensorMap working_set(const Case& c) {
   TensorMap t = c.tensors;
-  for (const auto& d : c.op->tensors(c.params, c.dtype))
+  for (const auto& d : c.decls)
     if (d.role == Role::Out) poison(t.at(d.name));
   return t;
 }

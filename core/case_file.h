@@ -10,10 +10,9 @@
 
 namespace ts {
 
-struct Case {
-  const Op* op = nullptr;
-  Params params;
-  DType dtype = DType::F32;
+// A case is its problem (op, parameters, dtypes, declarations: validated once, when the case is
+// generated or read) plus its tensors.
+struct Case : Problem {
   TensorMap tensors;   // inputs and in-outs (as their input values); outputs allocated and poisoned
   TensorMap expected;  // name (without "expected.") -> expected output, when the file has them
   std::optional<uint64_t> seed;
@@ -35,6 +34,8 @@ uint64_t case_seed(const Op& op, const std::string& case_name, DType dt);
 
 // Generates a case from its description: inputs from `seed`, expected outputs from the reference.
 Case generate_case(const Op& op, const Params& p, DType dt, uint64_t seed);
+// The same for a problem already made (its parameters checked): nothing is resolved again.
+Case generate_case(const Problem& pr, uint64_t seed);
 
 // The tensors a backend runs on: inputs and in-outs copied, outputs allocated and poisoned.
 TensorMap working_set(const Case& c);

@@ -1,29 +1,44 @@
 #pragma once
 // A backend that runs on host memory: the tensors given to prepare() are the buffers. The reference
-// and the cpu backend are this, with different kernel tables. Kernels are registered typed:
-//   kernels.add<GemmParams>("gemm", [](const GemmParams& p, TensorMap& t) { ... });
+// and the cpu backend are this, with different kernel tables. Kernels are registered typed, against
+// the op's identity (core/ops/op_refs.h), so the name cannot be misspelt and the parameter struct is
+// the op's:
+//   kernels.add(ops::gemm, [](const GemmParams& p, TensorMap& t) { ... });
+//   kernels.add(ops::gemm_quant, run, [](const Problem& pr) { ... a "no" for kinds not written yet });
 #include <chrono>
 #include <map>
+#include <type_traits>
 
 #include "core/backend.h"
+#include "core/ops/op_refs.h"
 
 namespace ts {
 
 using HostKernel = std::function<void(const Params&, TensorMap&)>;
+using SupportFn = std::function<Support(const Problem&)>;
 
 class KernelTable {
  public:
-  template <class P> void add(const std::string& op, std::function<void(const P&, TensorMap&)> fn) {
-    table_[op] = [fn = std::move(fn)](const Params& p, TensorMap& t) { fn(p.as<P>(), t); };
+  struct Entry {
+    HostKernel run;       // empty: declared unsupported
+    SupportFn supports;   // empty: every case of the op
+    std::string why_not;  // when declared unsupported
+  };
+
+  template <class P>
+  void add(OpRef<P> op, std::type_identity_t<std::function<void(const P&, TensorMap&)>> fn,
+           SupportFn supports = {}) {
+    table_[std::string(op.name)] = {[fn = std::move(fn)](const Params& p, TensorMap& t) { fn(p.as<P>(), t); },
+                                    std::move(supports), {}};
   }
   // Declares an op the backend knows about but cannot run, with the reason.
-  void unsupported(const std::string& op, std::string why) { missing_[op] = std::move(why); }
-  const HostKernel* find(const std::string& op) const;
-  const std::string* missing_reason(const std::string& op) const;
+  template <class P> void unsupported(OpRef<P> op, std::string why) {
+    table_[std::string(op.name)] = {{}, {}, std::move(why)};
+  }
+  const Entry* find(std::string_view op) const;
 
  private:
-  std::map<std::string, HostKernel> table_;
-  std::map<std::string, std::string> missing_;
+  std::map<std::string, Entry, std::less<>> table_;
 };
 
 class HostBackend : public Backend {
@@ -31,8 +46,8 @@ class HostBackend : public Backend {
   HostBackend(std::string name, KernelTable kernels) : name_(std::move(name)), kernels_(std::move(kernels)) {}
   std::string name() const override { return name_; }
   Availability availability() override;
-  Support supports(const Op& op, DType dt) override;
-  std::unique_ptr<Launch> prepare(const Op& op, const Params& p, TensorMap& io) override;
+  Support supports(const Problem& pr) override;
+  std::unique_ptr<Launch> prepare(const Problem& pr, TensorMap& io) override;
 
  private:
   std::string name_;

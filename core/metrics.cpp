@@ -12,21 +12,35 @@ namespace ts {
 std::string ErrorReport::summary() const {
   std::string s = fmt::format("max_abs={:.3g} max_rel={:.3g} nmse={:.3g} bad={}/{}", max_abs, max_rel,
                               nmse, bad, count);
+  if (skipped) s += fmt::format(" not_compared={}", skipped);
+  if (nmse_exceeded) s += " NMSE_ABOVE_BOUND";
   if (nonfinite_mismatch) s += fmt::format(" nonfinite_mismatch={}", nonfinite_mismatch);
   if (worst >= 0) s += fmt::format(" worst[{}]: got {:.9g} want {:.9g}", worst, worst_got, worst_want);
   return s;
 }
 
-ErrorReport compare(const Tensor& want, const Tensor& got, const Tolerance& tol) {
+std::string Tolerance::str() const {
+  if (metric == Metric::Nmse) return fmt::format("nmse<={:.3g} ({})", max_nmse, why);
+  return fmt::format("atol={:.3g} rtol={:.3g} ({})", atol, rtol, why);
+}
+
+ErrorReport compare(const Tensor& want, const Tensor& got, const Tolerance& tol, const std::vector<uint8_t>& compared) {
   check(want.dtype() == got.dtype(), "dtype mismatch: want {} got {}", dtype_name(want.dtype()),
         dtype_name(got.dtype()));
   check(want.shape() == got.shape(), "shape mismatch: want {} got {}", shape_str(want.shape()),
         shape_str(got.shape()));
+  check(compared.empty() || static_cast<int64_t>(compared.size()) == want.numel(),
+        "compare: {} mask flags for {} elements", compared.size(), want.numel());
   ErrorReport r;
-  r.count = want.numel();
   const size_t esz = dtype_size(want.dtype());
+  const bool elementwise = tol.metric == Metric::Allclose;
   double sq_err = 0, sq_ref = 0, worst_excess = -1;
-  for (int64_t i = 0; i < r.count; ++i) {
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    if (!compared.empty() && !compared[static_cast<size_t>(i)]) {
+      ++r.skipped;
+      continue;
+    }
+    ++r.count;
     const double w = want.get(i), g = got.get(i);
     bool ok;
     if (!std::isfinite(w) || !std::isfinite(g)) {
@@ -41,7 +55,7 @@ ErrorReport compare(const Tensor& want, const Tensor& got, const Tolerance& tol)
       if (tol.exact() || !is_float(want.dtype())) {
         ok = std::memcmp(want.data() + i * esz, got.data() + i * esz, esz) == 0;
       } else {
-        ok = d <= tol.atol + tol.rtol * std::fabs(w);
+        ok = !elementwise || d <= tol.atol + tol.rtol * std::fabs(w);
       }
       const double excess = d - (tol.atol + tol.rtol * std::fabs(w));
       if (!ok && excess > worst_excess) {
@@ -57,6 +71,7 @@ ErrorReport compare(const Tensor& want, const Tensor& got, const Tolerance& tol)
     }
   }
   r.nmse = sq_ref > 0 ? sq_err / sq_ref : (sq_err > 0 ? INFINITY : 0);
+  if (!elementwise && is_float(want.dtype()) && r.nmse > tol.max_nmse) r.nmse_exceeded = true;
   return r;
 }
 

@@ -5,6 +5,8 @@
 #include <cstring>
 #include <set>
 
+#include <fmt/format.h>
+
 namespace ts {
 
 std::string_view tier_name(Tier t) {
@@ -28,28 +30,70 @@ Tier tier_or_throw(std::string_view s) {
   return *t;
 }
 
-std::vector<std::string> Op::output_names(const Params& p) const {
+std::string TensorDecl::dtype_rule_str() const {
+  switch (rule) {
+    case DTypeRule::Activation: return fmt::format("{} (the case's activation dtype)", dtype_name(dtype));
+    case DTypeRule::Pinned: return fmt::format("{} (pinned by OPS.md)", dtype_name(dtype));
+    case DTypeRule::Param: return fmt::format("{} ({})", dtype_name(dtype), param);
+  }
+  return std::string(dtype_name(dtype));
+}
+
+const TensorDecl* Problem::decl(std::string_view name) const {
+  for (const auto& d : decls)
+    if (d.name == name) return &d;
+  return nullptr;
+}
+
+DType Problem::dtype_of(std::string_view name) const {
+  const TensorDecl* d = decl(name);
+  check(d != nullptr, "{} declares no tensor '{}'", op->name(), name);
+  return d->dtype;
+}
+
+std::vector<std::string> Problem::output_names() const {
   std::vector<std::string> out;
-  for (const auto& d : tensors(p, DType::F32))
+  for (const auto& d : decls)
     if (d.role != Role::In) out.push_back(d.name);
   return out;
 }
 
+std::string Problem::op_variant() const { return variant.empty() ? op->name() : op->name() + " " + variant; }
+
+TensorMap Op::make_case(const Params& p, DType dt, uint64_t seed) const {
+  return make_case(make_problem(*this, p, dt), seed);
+}
+
+void Op::validate(const Params& p, const TensorMap& t) const {
+  check_params(p);
+  validate(problem_of(*this, p, t), t);
+}
+
+Tolerance Op::tolerance(const Params& p, DType dt) const {
+  const auto outs = make_problem(*this, p, dt).output_names();
+  check(!outs.empty(), "{} has no outputs", name());
+  return tolerance(p, dt, outs.front());
+}
+
 DType case_dtype(const Op& op, const Params& p, const TensorMap& t) {
-  // Declared with a placeholder dtype: the unpinned tensors are the ones that carry the case dtype.
-  const auto decls = op.tensors(p, DType::F64);
-  for (const auto& d : decls) {
-    if (d.pinned != DType::F64) continue;
+  for (const auto& d : op.tensors(p, DType::F32)) {
+    if (d.rule != DTypeRule::Activation) continue;
     auto it = t.find(d.name);
-    if (it != t.end()) {
-      const DType dt = it->second.dtype();
-      check(dt == DType::F32 || dt == DType::F16 || dt == DType::BF16,
-            "tensor '{}' has dtype {}; {} takes F32, F16 or BF16 activations", d.name, dtype_name(dt),
-            op.name());
-      return dt;
-    }
+    if (it == t.end()) continue;
+    const DType dt = it->second.dtype();
+    check(dt == DType::F32 || dt == DType::F16 || dt == DType::BF16,
+          "{}: tensor '{}' has dtype {}; its activations are F32, F16 or BF16", op.name(), d.name, dtype_name(dt));
+    return dt;
   }
   return DType::F32;
+}
+
+Problem make_problem(const Op& op, const Params& p, DType dt) {
+  return Problem{&op, p, dt, op.tensors(p, dt), op.variant(p)};
+}
+
+Problem problem_of(const Op& op, const Params& p, const TensorMap& t) {
+  return make_problem(op, p, case_dtype(op, p, t));
 }
 
 void validate_against_decls(const std::string& op, const std::vector<TensorDecl>& decls, const TensorMap& t) {
@@ -60,11 +104,11 @@ void validate_against_decls(const std::string& op, const std::vector<TensorDecl>
     if (d.role == Role::Out) {
       if (it == t.end()) continue;  // outputs may be absent (a user's case); the harness allocates them
     } else {
-      check(it != t.end(), "{}: missing tensor '{}'", op, d.name);
+      check(it != t.end(), "{}: missing tensor '{}' ({})", op, d.name, d.dtype_rule_str());
     }
     const Tensor& x = it->second;
-    check(x.dtype() == *d.pinned, "{}: tensor '{}' has dtype {}, expected {}", op, d.name,
-          dtype_name(x.dtype()), dtype_name(*d.pinned));
+    check(x.dtype() == d.dtype, "{}: tensor '{}' has dtype {}, expected {}", op, d.name, dtype_name(x.dtype()),
+          d.dtype_rule_str());
     check(x.shape() == d.shape, "{}: tensor '{}' has shape {}, the parameters need {}", op, d.name,
           shape_str(x.shape()), shape_str(d.shape));
   }
@@ -84,7 +128,7 @@ void poison(Tensor& t) {
 TensorMap allocate_from_decls(const std::vector<TensorDecl>& decls) {
   TensorMap t;
   for (const auto& d : decls) {
-    Tensor x(*d.pinned, d.shape);
+    Tensor x(d.dtype, d.shape);
     if (d.role == Role::Out) poison(x);
     t.emplace(d.name, std::move(x));
   }

@@ -23,11 +23,20 @@ std::string_view tier_name(Tier t);
 std::optional<Tier> tier_from_name(std::string_view s);
 Tier tier_or_throw(std::string_view s);  // an Error naming the three tiers for anything else
 
+// Where a tensor's dtype comes from. Activation: the case's float dtype (F32, F16 or BF16; one per
+// case). Pinned: fixed by OPS.md (U8 quant bytes, I32 / U32 ids, F32 scales and routing weights, F16
+// GPTQ/AWQ scales). Param: named by an enum parameter (a KV pool in `kv_dtype`, plain experts in `kind`).
+enum class DTypeRule { Activation, Pinned, Param };
+
 struct TensorDecl {
   std::string name;
   Role role = Role::In;
-  std::optional<DType> pinned;  // nullopt: the case's float dtype; else this dtype (U32 ids, F32 scales)
+  DTypeRule rule = DTypeRule::Activation;
+  DType dtype = DType::F32;  // Pinned and Param: the dtype; Activation: resolved by Op::tensors(p, dt)
+  std::string param;         // Param: the parameter that names it, for errors ("kv_dtype=I8")
   Shape shape;
+  // "U8 (pinned)", "I8 (kv_dtype=I8)", "BF16 (the case's activation dtype)": for errors.
+  std::string dtype_rule_str() const;
 };
 
 // FLOPs and bytes moved (each input read once, each output written once: the roofline minimum).
@@ -45,6 +54,19 @@ template <class P> struct Preset {
   std::vector<DType> dtypes = kFloatDtypes;
 };
 
+// How one output is judged when it differs from the op's default: its own tolerance (an attention
+// `lse` beside its `out`, MoE `ids` exact beside `weights` within a tolerance), and the elements the
+// op's definition leaves unwritten (ids past tpe[e], padding past num_tokens_post_padded), which are
+// not compared. Unwritten slots are still inside the tensor: its guard zones stay checked.
+template <class P> struct OutputRule {
+  std::string output;
+  std::function<Tolerance(const P&, DType)> tolerance;  // empty: the op's tolerance
+  // Clears mask[i] for each element i that is not compared. Reads the case's inputs and the
+  // reference's outputs (`expected`), since which slots exist can depend on either.
+  std::function<void(const P&, const TensorMap& inputs, const TensorMap& expected, std::vector<uint8_t>& mask)>
+      unwritten;
+};
+
 template <class P> struct OpDef {
   std::string name, family, summary;
   std::function<std::vector<TensorDecl>(const P&)> tensors;
@@ -58,7 +80,9 @@ template <class P> struct OpDef {
   std::function<void(const P&, TensorMap&, Rng&)> generate;
   // Writes every output and in-out; reads only inputs and in-outs.
   std::function<void(const P&, TensorMap&)> reference;
+  // Every output's tolerance, unless `outputs` gives one its own.
   std::function<Tolerance(const P&, DType)> tolerance;
+  std::vector<OutputRule<P>> outputs;
   std::function<Cost(const P&, DType)> cost;
   std::vector<Preset<P>> cases;    // conformance: edges and small model shapes
   std::vector<Preset<P>> benches;  // benchmark presets: model-sized
@@ -91,6 +115,26 @@ struct CaseSpec {
   std::vector<DType> dtypes;
 };
 
+class Op;
+
+// One op invocation as a backend sees it when it decides whether it can run it and plans it: the op,
+// its parameters, the case's activation dtype, every declared tensor with its dtype and shape
+// resolved, and the variant (the enum parameters, "kind=Q4_K"). Built once per case (make_problem),
+// then read by supports(), prepare() and the judge, so nothing is resolved twice.
+struct Problem {
+  const Op* op = nullptr;
+  Params params;
+  DType dtype = DType::F32;  // the activation dtype
+  std::vector<TensorDecl> decls;
+  std::string variant;
+
+  const TensorDecl* decl(std::string_view name) const;  // nullptr when not declared
+  DType dtype_of(std::string_view name) const;          // Error when not declared
+  std::vector<std::string> output_names() const;         // outputs and in-outs, in order
+  // "gemm_quant kind=Q4_K" or "gemm": the coverage manifests' unit.
+  std::string op_variant() const;
+};
+
 class Op {
  public:
   virtual ~Op() = default;
@@ -100,30 +144,49 @@ class Op {
   virtual std::vector<std::string> param_names() const = 0;
 
   // Parses metadata into parameters (unknown, missing or unparsable ones are Errors), infers derived
-  // fields from `tensors` when given, and validates the parameters.
+  // fields from `tensors` when given, and checks the parameters (check_params).
   virtual Params parse(const ParamMap& m, const TensorMap* tensors = nullptr) const = 0;
   virtual ParamMap to_map(const Params& p) const = 0;
-  // Declared tensors with shapes and dtypes resolved for a case of float dtype `dt`.
+  // Parameter consistency alone (num_heads % num_kv_heads, len > 0); parse() already ran it.
+  virtual void check_params(const Params& p) const = 0;
+  // "kind=Q4_K": the enum parameters of a case ("" when the op has none).
+  virtual std::string variant(const Params& p) const = 0;
+  // Declared tensors with shapes and dtypes resolved for a case of activation dtype `dt`.
   virtual std::vector<TensorDecl> tensors(const Params& p, DType dt) const = 0;
-  // Every check a case must pass before any kernel sees it: each declared input and in-out present
-  // with its dtype and shape, no stray tensors, index and position ranges. Throws Error.
-  virtual void validate(const Params& p, const TensorMap& t) const = 0;
+  // Every check on a case's tensors before any kernel sees them: each declared input and in-out
+  // present with its dtype and shape, no stray tensors, index and position ranges. Throws Error.
+  virtual void validate(const Problem& pr, const TensorMap& t) const = 0;
   // Inputs and in-outs generated from `seed`, outputs allocated (NaN-filled: unwritten shows up).
-  virtual TensorMap make_case(const Params& p, DType dt, uint64_t seed) const = 0;
+  virtual TensorMap make_case(const Problem& pr, uint64_t seed) const = 0;
   virtual void reference(const Params& p, TensorMap& t) const = 0;
-  virtual Tolerance tolerance(const Params& p, DType dt) const = 0;
+  // How output `output` is judged, and which of its elements are compared (empty: all of them).
+  virtual Tolerance tolerance(const Params& p, DType dt, const std::string& output) const = 0;
+  virtual std::vector<uint8_t> compared(const Params& p, const std::string& output, const TensorMap& inputs,
+                                        const TensorMap& expected) const = 0;
   virtual Cost cost(const Params& p, DType dt) const = 0;
   virtual const std::vector<CaseSpec>& cases() const = 0;
   virtual const std::vector<CaseSpec>& benches() const = 0;
 
-  std::vector<std::string> output_names(const Params& p) const;  // outputs and in-outs, in order
+  // Conveniences for tests and tools that hold parameters and tensors but no problem yet.
+  TensorMap make_case(const Params& p, DType dt, uint64_t seed) const;
+  void validate(const Params& p, const TensorMap& t) const;  // check_params, then validate its problem
+  Tolerance tolerance(const Params& p, DType dt) const;      // the first output's
 };
 
-// The float dtype of a case: that of its first declared tensor whose dtype is not pinned.
+// The activation dtype of a case: that of its first declared Activation tensor present in `t`
+// (F32, F16 or BF16, else an Error); F32 for an op that has none.
 DType case_dtype(const Op& op, const Params& p, const TensorMap& t);
+// The problem of a case of activation dtype `dt` (no tensors read).
+Problem make_problem(const Op& op, const Params& p, DType dt);
+// The problem of a case given its tensors: the activation dtype comes from them.
+Problem problem_of(const Op& op, const Params& p, const TensorMap& t);
 
 template <class P> class TypedOp final : public Op {
  public:
+  using Op::make_case;
+  using Op::tolerance;
+  using Op::validate;
+
   explicit TypedOp(OpDef<P> d) : d_(std::move(d)) {
     for (auto* list : {&d_.cases, &d_.benches}) {
       auto& out = list == &d_.cases ? cases_ : benches_;
@@ -142,21 +205,42 @@ template <class P> class TypedOp final : public Op {
     return Params::of(std::move(p));
   }
   ParamMap to_map(const Params& p) const override { return params_to_map(p.as<P>()); }
+  void check_params(const Params& p) const override {
+    if (d_.validate_params) d_.validate_params(p.as<P>());
+  }
+  std::string variant(const Params& p) const override { return params_variant(p.as<P>()); }
   std::vector<TensorDecl> tensors(const Params& p, DType dt) const override {
     auto decls = d_.tensors(p.as<P>());
     for (auto& d : decls)
-      if (!d.pinned) d.pinned = dt;
+      if (d.rule == DTypeRule::Activation) d.dtype = dt;
     return decls;
   }
-  void validate(const Params& p, const TensorMap& t) const override;
-  TensorMap make_case(const Params& p, DType dt, uint64_t seed) const override;
+  void validate(const Problem& pr, const TensorMap& t) const override;
+  TensorMap make_case(const Problem& pr, uint64_t seed) const override;
   void reference(const Params& p, TensorMap& t) const override { d_.reference(p.as<P>(), t); }
-  Tolerance tolerance(const Params& p, DType dt) const override { return d_.tolerance(p.as<P>(), dt); }
+  Tolerance tolerance(const Params& p, DType dt, const std::string& output) const override {
+    const OutputRule<P>* r = rule(output);
+    return r && r->tolerance ? r->tolerance(p.as<P>(), dt) : d_.tolerance(p.as<P>(), dt);
+  }
+  std::vector<uint8_t> compared(const Params& p, const std::string& output, const TensorMap& inputs,
+                                const TensorMap& expected) const override {
+    const OutputRule<P>* r = rule(output);
+    if (!r || !r->unwritten) return {};
+    std::vector<uint8_t> mask(static_cast<size_t>(expected.at(output).numel()), 1);
+    r->unwritten(p.as<P>(), inputs, expected, mask);
+    return mask;
+  }
   Cost cost(const Params& p, DType dt) const override { return d_.cost(p.as<P>(), dt); }
   const std::vector<CaseSpec>& cases() const override { return cases_; }
   const std::vector<CaseSpec>& benches() const override { return benches_; }
 
  private:
+  const OutputRule<P>* rule(const std::string& output) const {
+    for (const auto& r : d_.outputs)
+      if (r.output == output) return &r;
+    return nullptr;
+  }
+
   OpDef<P> d_;
   std::vector<CaseSpec> cases_, benches_;
 };
@@ -167,16 +251,15 @@ TensorMap allocate_from_decls(const std::vector<TensorDecl>& decls);
 // Fills an output so that any element a kernel forgets to write shows up: NaN, or all-ones bits.
 void poison(Tensor& t);
 
-template <class P> void TypedOp<P>::validate(const Params& p, const TensorMap& t) const {
-  if (d_.validate_params) d_.validate_params(p.as<P>());
-  validate_against_decls(d_.name, tensors(p, case_dtype(*this, p, t)), t);
-  if (d_.validate_data) d_.validate_data(p.as<P>(), t);
+template <class P> void TypedOp<P>::validate(const Problem& pr, const TensorMap& t) const {
+  validate_against_decls(d_.name, pr.decls, t);
+  if (d_.validate_data) d_.validate_data(pr.params.as<P>(), t);
 }
 
-template <class P> TensorMap TypedOp<P>::make_case(const Params& p, DType dt, uint64_t seed) const {
-  TensorMap t = allocate_from_decls(tensors(p, dt));
+template <class P> TensorMap TypedOp<P>::make_case(const Problem& pr, uint64_t seed) const {
+  TensorMap t = allocate_from_decls(pr.decls);
   Rng rng(seed);
-  d_.generate(p.as<P>(), t, rng);
+  d_.generate(pr.params.as<P>(), t, rng);
   return t;
 }
 

@@ -10,6 +10,9 @@
 // values are Errors), writing metadata, printing a case, and the CLI's parameter listing.
 // Optional fields are declared with v.optional("rotary_dim", rotary_dim): absent means "keep the
 // struct's default" (0 for rotary_dim means head_dim, resolved by the op).
+// Enum fields (core/kinds.h: QuantKind `kind`, KvDtype `kv_dtype`) are parsed and written by name;
+// they also make up the case's variant ("kind=Q4_K"), the unit of support and of the coverage
+// manifests.
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -21,6 +24,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/kinds.h"
 
 namespace ts {
 
@@ -43,9 +47,16 @@ inline void parse_value(const std::string& name, const std::string& s, bool& out
   check(s == "true" || s == "false", "parameter '{}': '{}' is not true or false", name, s);
   out = s == "true";
 }
+template <NamedEnum E> void parse_value(const std::string& name, const std::string& s, E& out) {
+  auto v = enum_from_name<E>(s);
+  check(v.has_value(), "parameter '{}': '{}' is not a {} (one of {})", name, s, EnumNames<E>::kWhat,
+        enum_choices<E>());
+  out = *v;
+}
 inline std::string format_value(int64_t v) { return std::to_string(v); }
 inline std::string format_value(float v) { return fmt::format("{}", v); }  // shortest round-trip
 inline std::string format_value(bool v) { return v ? "true" : "false"; }
+template <NamedEnum E> std::string format_value(E v) { return std::string(enum_name(v)); }
 
 struct Reader {
   const ParamMap& in;
@@ -73,10 +84,24 @@ struct Writer {
   }
 };
 
+// Names for listings: "m", "rotary_dim?" (optional), "kind=Q4_0|Q4_1|..." (an enum and its values).
 struct Namer {
   std::vector<std::string> names;
-  template <class T> void operator()(const char* name, const T&) { names.emplace_back(name); }
-  template <class T> void optional(const char* name, const T&) { names.push_back(std::string(name) + "?"); }
+  template <class T> static std::string describe(const char* name) {
+    if constexpr (NamedEnum<T>) return std::string(name) + "=" + enum_choices<T>();
+    return name;
+  }
+  template <class T> void operator()(const char* name, const T&) { names.push_back(describe<T>(name)); }
+  template <class T> void optional(const char* name, const T&) { names.push_back(describe<T>(name) + "?"); }
+};
+
+// The enum fields of a case as "kind=Q4_K kv_dtype=I8": its variant.
+struct VariantNamer {
+  std::string out;
+  template <class T> void operator()(const char* name, const T& v) {
+    if constexpr (NamedEnum<T>) out += fmt::format("{}{}={}", out.empty() ? "" : " ", name, enum_name(v));
+  }
+  template <class T> void optional(const char* name, const T& v) { (*this)(name, v); }
 };
 
 }  // namespace detail
@@ -104,6 +129,13 @@ template <class P> std::vector<std::string> param_names() {
   detail::Namer n;
   p.fields(n);
   return n.names;
+}
+
+// The case's variant: its enum fields, "kind=Q4_K" ("" for an op without enum parameters).
+template <class P> std::string params_variant(const P& p) {
+  detail::VariantNamer n;
+  const_cast<P&>(p).fields(n);  // reads only
+  return n.out;
 }
 
 // "m=1,n=4096,k=4096": the compact form printed with every case.

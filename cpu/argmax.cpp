@@ -67,7 +67,7 @@ namespace ts::cpu {
 HWY_EXPORT(ArgmaxRows);
 
 void add_argmax(KernelTable& k) {
-  k.add<ArgmaxRowsParams>("argmax_rows", [](const ArgmaxRowsParams& p, TensorMap& t) {
+  k.add(ops::argmax_rows, [](const ArgmaxRowsParams& p, TensorMap& t) {
     check(p.n <= std::numeric_limits<int32_t>::max(), "cpu backend: argmax_rows needs n < 2^31 (lane indices)");
     const Tensor& logits = tensor(t, "logits");
     uint32_t* ids = tensor(t, "ids").as<uint32_t>();

@@ -508,9 +508,9 @@ void flash_attention_batched_per_cache(const FlashAttentionBatchedPerCacheParams
 }  // namespace
 
 void add_attention(KernelTable& k) {
-  k.add<FlashAttentionParams>("flash_attention", flash_attention);
-  k.add<MlaAttentionParams>("mla_attention", mla_attention);
-  k.add<FlashAttentionBatchedPerCacheParams>("flash_attention_batched_per_cache", flash_attention_batched_per_cache);
+  k.add(ops::flash_attention, flash_attention);
+  k.add(ops::mla_attention, mla_attention);
+  k.add(ops::flash_attention_batched_per_cache, flash_attention_batched_per_cache);
 }
 
 }  // namespace ts::cpu

@@ -145,7 +145,7 @@ void silu_mul_rows(const Tensor& gate_up, int64_t in_row, Tensor& out, int64_t o
 }  // namespace
 
 void add_elementwise(KernelTable& k) {
-  k.add<GeluParams>("gelu", [](const GeluParams& p, TensorMap& t) {
+  k.add(ops::gelu, [](const GeluParams& p, TensorMap& t) {
     const Tensor& x = tensor(t, "x");
     Tensor& out = tensor(t, "out");
     const size_t es = dtype_size(x.dtype());
@@ -153,13 +153,13 @@ void add_elementwise(KernelTable& k) {
       HWY_DYNAMIC_DISPATCH(Gelu)(x.dtype(), x.data() + lo * es, out.data() + lo * es, hi - lo);
     });
   });
-  k.add<AddInplaceParams>("add_inplace", [](const AddInplaceParams& p, TensorMap& t) {
+  k.add(ops::add_inplace, [](const AddInplaceParams& p, TensorMap& t) {
     add_scaled(tensor(t, "residual"), 0, tensor(t, "x"), 0, 1.0f, p.len);
   });
-  k.add<ScaledAddInplaceParams>("scaled_add_inplace", [](const ScaledAddInplaceParams& p, TensorMap& t) {
+  k.add(ops::scaled_add_inplace, [](const ScaledAddInplaceParams& p, TensorMap& t) {
     add_scaled(tensor(t, "dst"), 0, tensor(t, "src"), 0, p.scale, p.len);
   });
-  k.add<AddBiasParams>("add_bias", [](const AddBiasParams& p, TensorMap& t) {
+  k.add(ops::add_bias, [](const AddBiasParams& p, TensorMap& t) {
     Tensor& data = tensor(t, "data");
     const Tensor& bias = tensor(t, "bias");
     const size_t es = dtype_size(data.dtype());
@@ -170,11 +170,11 @@ void add_elementwise(KernelTable& k) {
       }
     });
   });
-  k.add<FusedSiluMulSplitParams>("fused_silu_mul_split", [](const FusedSiluMulSplitParams& p, TensorMap& t) {
+  k.add(ops::fused_silu_mul_split, [](const FusedSiluMulSplitParams& p, TensorMap& t) {
     silu_mul_rows(tensor(t, "gate_up"), 0, tensor(t, "out"), 0, p.tokens, p.im);
   });
-  k.add<FusedSiluMulSplitStridedParams>(
-      "fused_silu_mul_split_strided", [](const FusedSiluMulSplitStridedParams& p, TensorMap& t) {
+  k.add(
+      ops::fused_silu_mul_split_strided, [](const FusedSiluMulSplitStridedParams& p, TensorMap& t) {
         silu_mul_rows(tensor(t, "gate_up"), p.in_row_offset, tensor(t, "out"), p.out_row_offset, p.tokens,
                       p.intermediate);
       });

@@ -130,7 +130,7 @@ void gemm(const GemmParams& p, TensorMap& t) {
 }
 }  // namespace
 
-void add_gemm(KernelTable& k) { k.add<GemmParams>("gemm", gemm); }
+void add_gemm(KernelTable& k) { k.add(ops::gemm, gemm); }
 
 }  // namespace ts::cpu
 #endif

@@ -53,7 +53,7 @@ void transpose(const Tensor& src, Tensor& dst, int64_t a, int64_t b, int64_t dim
 }  // namespace
 
 void add_layout(KernelTable& k) {
-  k.add<CopySliceParams>("copy_slice", [](const CopySliceParams& p, TensorMap& t) {
+  k.add(ops::copy_slice, [](const CopySliceParams& p, TensorMap& t) {
     const Tensor& src = tensor(t, "src");
     Tensor& dst = tensor(t, "dst");
     const size_t es = dtype_size(src.dtype());
@@ -67,12 +67,12 @@ void add_layout(KernelTable& k) {
               [&](int64_t r) { return to + r * kPiece; });
     std::memcpy(to + whole * kPiece, from + whole * kPiece, bytes - whole * kPiece);
   });
-  k.add<EmbeddingLookupParams>("embedding_lookup",
+  k.add(ops::embedding_lookup,
                                [](const EmbeddingLookupParams& p, TensorMap& t) { embedding(t, p.n, p.dim); });
-  k.add<EmbeddingLookupDevParams>("embedding_lookup_dev", [](const EmbeddingLookupDevParams& p, TensorMap& t) {
+  k.add(ops::embedding_lookup_dev, [](const EmbeddingLookupDevParams& p, TensorMap& t) {
     embedding(t, p.batch, p.dim);
   });
-  k.add<SplitQkvParams>("split_qkv", [](const SplitQkvParams& p, TensorMap& t) {
+  k.add(ops::split_qkv, [](const SplitQkvParams& p, TensorMap& t) {
     const Tensor& qkv = tensor(t, "qkv");
     const size_t es = dtype_size(qkv.dtype());
     const int64_t width = p.q_dim + 2 * p.kv_dim;
@@ -83,7 +83,7 @@ void add_layout(KernelTable& k) {
       copy_rows(p.tokens, part.cols * es, [&](int64_t r) { return qkv.data() + (r * width + part.col) * es; },
                 [&](int64_t r) { return part.dst->data() + r * part.cols * es; });
   });
-  k.add<KvCacheAppendHeadMajorParams>("kv_cache_append_head_major", [](const KvCacheAppendHeadMajorParams& p,
+  k.add(ops::kv_cache_append_head_major, [](const KvCacheAppendHeadMajorParams& p,
                                                                        TensorMap& t) {
     for (const char* kv : {"k", "v"}) {
       const Tensor& src = tensor(t, fmt::format("new_{}_head_major", kv));
@@ -95,14 +95,14 @@ void add_layout(KernelTable& k) {
       });
     }
   });
-  k.add<TransposeParams>("transpose_head_to_token", [](const TransposeParams& p, TensorMap& t) {
+  k.add(ops::transpose_head_to_token, [](const TransposeParams& p, TensorMap& t) {
     transpose(tensor(t, "src"), tensor(t, "dst"), p.heads, p.tokens, p.dim);
   });
-  k.add<TransposeParams>("transpose_token_to_head", [](const TransposeParams& p, TensorMap& t) {
+  k.add(ops::transpose_token_to_head, [](const TransposeParams& p, TensorMap& t) {
     transpose(tensor(t, "src"), tensor(t, "dst"), p.tokens, p.heads, p.dim);
   });
-  k.add<KvCacheAppendBatchedPerCacheParams>(
-      "kv_cache_append_batched_per_cache", [](const KvCacheAppendBatchedPerCacheParams& p, TensorMap& t) {
+  k.add(
+      ops::kv_cache_append_batched_per_cache, [](const KvCacheAppendBatchedPerCacheParams& p, TensorMap& t) {
         const Tensor& nd = tensor(t, "new_data");
         const uint32_t* lens = ids_of(t, "cache_lens");
         const size_t rb = p.hd * dtype_size(nd.dtype());

@@ -157,14 +157,14 @@ void run_rows(int kind, const RmsNormParams& p, void* res, const Tensor& x, cons
 }  // namespace
 
 void add_norms(KernelTable& k) {
-  k.add<RmsNormParams>("rms_norm", [](const RmsNormParams& p, TensorMap& t) {
+  k.add(ops::rms_norm, [](const RmsNormParams& p, TensorMap& t) {
     run_rows(0, p, nullptr, tensor(t, "x"), tensor(t, "w"), nullptr, tensor(t, "out"));
   });
-  k.add<FusedAddRmsNormParams>("fused_add_rms_norm", [](const FusedAddRmsNormParams& p, TensorMap& t) {
+  k.add(ops::fused_add_rms_norm, [](const FusedAddRmsNormParams& p, TensorMap& t) {
     Tensor& res = tensor(t, "residual");
     run_rows(1, p, res.data(), tensor(t, "x"), tensor(t, "w"), nullptr, tensor(t, "out"));
   });
-  k.add<LayerNormParams>("layer_norm", [](const LayerNormParams& p, TensorMap& t) {
+  k.add(ops::layer_norm, [](const LayerNormParams& p, TensorMap& t) {
     const Tensor& beta = tensor(t, "beta");
     run_rows(2, p, nullptr, tensor(t, "x"), tensor(t, "gamma"), &beta, tensor(t, "out"));
   });

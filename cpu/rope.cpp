@@ -149,7 +149,7 @@ void split_qkv_norm_rope(const SplitQkvNormRopeParams& p, TensorMap& t, Tensor& 
 }  // namespace
 
 void add_rope(KernelTable& k) {
-  k.add<QkNormRopeParams>("qk_norm_rope", [](const QkNormRopeParams& p, TensorMap& t) {
+  k.add(ops::qk_norm_rope, [](const QkNormRopeParams& p, TensorMap& t) {
     HeadTransform ht = make_transform(t, p.head_dim, p.rotary_dim, p.eps);
     const std::vector<float> w = weights32(t, "norm_w", p.head_dim);
     const Tensor& in = tensor(t, "input");
@@ -161,7 +161,7 @@ void add_rope(KernelTable& k) {
                p.pos_offset + tok);
     });
   });
-  k.add<QkNormRopeBatchedPerItemParams>("qk_norm_rope_batched_per_item", [](const QkNormRopeBatchedPerItemParams& p,
+  k.add(ops::qk_norm_rope_batched_per_item, [](const QkNormRopeBatchedPerItemParams& p,
                                                                             TensorMap& t) {
     HeadTransform ht = make_transform(t, p.head_dim, p.rotary_dim, p.eps);
     const std::vector<float> w = weights32(t, "norm_w", p.head_dim);
@@ -175,11 +175,11 @@ void add_rope(KernelTable& k) {
       ht.apply(in.data() + r * rb, out.data() + r * rb, static_cast<int>(p.mode), w.data(), pos[r / p.heads]);
     });
   });
-  k.add<SplitQkvNormRopeParams>("split_qkv_norm_rope", [](const SplitQkvNormRopeParams& p, TensorMap& t) {
+  k.add(ops::split_qkv_norm_rope, [](const SplitQkvNormRopeParams& p, TensorMap& t) {
     split_qkv_norm_rope(p, t, tensor(t, "q_out"), {&tensor(t, "k_out"), &tensor(t, "v_out"), p.tokens, 0});
   });
-  k.add<SplitQkvNormRopeIntoCacheParams>(
-      "split_qkv_norm_rope_into_cache", [](const SplitQkvNormRopeIntoCacheParams& p, TensorMap& t) {
+  k.add(
+      ops::split_qkv_norm_rope_into_cache, [](const SplitQkvNormRopeIntoCacheParams& p, TensorMap& t) {
         split_qkv_norm_rope(p, t, tensor(t, "q_out"),
                             {&tensor(t, "cache_k"), &tensor(t, "cache_v"), p.cache_capacity, p.cache_len});
       });

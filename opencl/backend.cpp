@@ -90,24 +90,24 @@ class OpenclBackendImpl final : public Backend {
     return rt_ ? Availability{true, rt_->device_name()} : Availability{false, why_};
   }
 
-  Support supports(const Op& op, DType dt) override {
-    if (!plans_.count(op.name())) return Support::no("no OpenCL kernel for " + op.name() + " yet");
-    if (dt != DType::F32 && dt != DType::F16 && dt != DType::BF16)
-      return Support::no(fmt::format("dtype {} (the OpenCL kernels take F32, F16, BF16)", dtype_name(dt)));
-    return Support::yes();
+  Support supports(const Problem& pr) override {
+    auto it = plans_.find(pr.op->name());
+    if (it == plans_.end()) return Support::no("no OpenCL kernel for " + pr.op->name() + " yet");
+    // Activations in F32, F16 or BF16 (a build option per program), F32 scales, integer ids.
+    const Support s = dtypes_handled(pr, {DType::F32, DType::F16, DType::BF16, DType::I32, DType::U32}, "OpenCL");
+    if (!s.ok || !it->second.supports) return s;
+    return it->second.supports(pr);
   }
 
-  std::unique_ptr<Launch> prepare(const Op& op, const Params& p, TensorMap& io) override {
+  std::unique_ptr<Launch> prepare(const Problem& pr, TensorMap& io) override {
     open();
     check(rt_ != nullptr, "OpenCL backend unavailable: {}", why_);
-    auto it = plans_.find(op.name());
-    check(it != plans_.end(), "OpenCL backend: no kernel for op '{}'", op.name());
-    const DType dt = case_dtype(op, p, io);
-    check(supports(op, dt).ok, "OpenCL backend: {} does not support dtype {}", op.name(), dtype_name(dt));
-    auto launch = std::make_unique<ClLaunch>(*rt_, io, op.output_names(p));
+    auto it = plans_.find(pr.op->name());
+    check(it != plans_.end(), "OpenCL backend: no kernel for op '{}'", pr.op->name());
+    auto launch = std::make_unique<ClLaunch>(*rt_, io, pr.output_names());
     launch->upload();
-    Planner planner(*rt_, p, io, launch->buffers(), dt);
-    it->second(planner);
+    Planner planner(*rt_, pr.params, io, launch->buffers(), pr.dtype);
+    it->second.plan(planner);
     launch->set_dispatches(planner.take());
     return launch;
   }

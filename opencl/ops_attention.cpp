@@ -94,7 +94,7 @@ void flash(Planner& pl, const Attention& a) {
 }  // namespace
 
 void add_attention_ops(PlanTable& t) {
-  t["flash_attention"] = [](Planner& pl) {
+  add_plan(t, ops::flash_attention, [](Planner& pl) {
     const auto& p = pl.params<FlashAttentionParams>();
     const int64_t hd = p.head_dim, S = p.kv_rows();
     const Strides kv{p.num_kv_heads * S * hd, S * hd, hd};
@@ -102,8 +102,8 @@ void add_attention_ops(PlanTable& t) {
                .nh = p.num_heads, .nkv = p.num_kv_heads, .q_len = p.q_len, .kv_len = p.kv_len,
                .pos_offset = p.pos_offset, .causal = p.causal, .window = p.sliding_window, .scale = p.scale,
                .dk1 = hd, .dk2 = 0, .dv = hd, .s1 = kv, .s2 = kv, .sv = kv});
-  };
-  t["mla_attention"] = [](Planner& pl) {
+  });
+  add_plan(t, ops::mla_attention, [](Planner& pl) {
     const auto& p = pl.params<MlaAttentionParams>();
     const int64_t r = p.kv_lora_rank, dr = p.qk_rope_head_dim;
     // One latent "kv head" shared by every query head: K = [compressed | rope], V = compressed.
@@ -112,8 +112,8 @@ void add_attention_ops(PlanTable& t) {
                .batch = p.batch, .nh = p.num_heads, .nkv = 1, .q_len = p.q_len, .kv_len = p.kv_len,
                .pos_offset = p.pos_offset, .causal = p.causal, .window = 0, .scale = p.scale, .dk1 = r, .dk2 = dr,
                .dv = r, .s1 = c, .s2 = kr, .sv = c});
-  };
-  t["flash_attention_batched_per_cache"] = [](Planner& pl) {
+  });
+  add_plan(t, ops::flash_attention_batched_per_cache, [](Planner& pl) {
     const auto& p = pl.params<FlashAttentionBatchedPerCacheParams>();
     const int64_t m = pl.tensor("q").shape().at(0);
     const Strides cache{0, p.capacity * p.hd, p.hd};
@@ -125,7 +125,7 @@ void add_attention_ops(PlanTable& t) {
                  .q_len = 1, .kv_len = p.capacity, .pos_offset = 0, .causal = false, .window = 0, .scale = p.scale,
                  .dk1 = p.hd, .dk2 = 0, .dv = p.hd, .s1 = cache, .s2 = cache, .sv = cache});
     }
-  };
+  });
 }
 
 }  // namespace ts::ocl

@@ -11,36 +11,36 @@ constexpr size_t kRowGroup = 32;  // 2-D ones: 32 columns x 4 rows
 }  // namespace
 
 void add_elementwise_ops(PlanTable& t) {
-  t["gelu"] = [](Planner& pl) {
+  add_plan(t, ops::gelu, [](Planner& pl) {
     const auto& p = pl.params<GeluParams>();
     pl.dispatch(pl.kernel("elementwise.cl", "gelu"), {size_t(p.len)}, {kGroup}, pl.buf("x"), pl.buf("out"), p.len);
-  };
-  t["add_inplace"] = [](Planner& pl) {
+  });
+  add_plan(t, ops::add_inplace, [](Planner& pl) {
     const auto& p = pl.params<AddInplaceParams>();
     pl.dispatch(pl.kernel("elementwise.cl", "add_inplace"), {size_t(p.len)}, {kGroup}, pl.buf("residual"),
                 pl.buf("x"), p.len);
-  };
-  t["scaled_add_inplace"] = [](Planner& pl) {
+  });
+  add_plan(t, ops::scaled_add_inplace, [](Planner& pl) {
     const auto& p = pl.params<ScaledAddInplaceParams>();
     pl.dispatch(pl.kernel("elementwise.cl", "scaled_add_inplace"), {size_t(p.len)}, {kGroup}, pl.buf("dst"),
                 pl.buf("src"), p.len, p.scale);
-  };
-  t["add_bias"] = [](Planner& pl) {
+  });
+  add_plan(t, ops::add_bias, [](Planner& pl) {
     const auto& p = pl.params<AddBiasParams>();
     pl.dispatch(pl.kernel("elementwise.cl", "add_bias"), {size_t(p.cols), size_t(p.rows)}, {kRowGroup, 4},
                 pl.buf("data"), pl.buf("bias"), p.rows, p.cols);
-  };
-  t["fused_silu_mul_split"] = [](Planner& pl) {
+  });
+  add_plan(t, ops::fused_silu_mul_split, [](Planner& pl) {
     const auto& p = pl.params<FusedSiluMulSplitParams>();
     pl.dispatch(pl.kernel("elementwise.cl", "silu_mul_split"), {size_t(p.im), size_t(p.tokens)}, {kRowGroup, 4},
                 pl.buf("gate_up"), pl.buf("out"), p.tokens, p.im, 0, 0);
-  };
-  t["fused_silu_mul_split_strided"] = [](Planner& pl) {
+  });
+  add_plan(t, ops::fused_silu_mul_split_strided, [](Planner& pl) {
     const auto& p = pl.params<FusedSiluMulSplitStridedParams>();
     pl.dispatch(pl.kernel("elementwise.cl", "silu_mul_split"), {size_t(p.intermediate), size_t(p.tokens)},
                 {kRowGroup, 4}, pl.buf("gate_up"), pl.buf("out"), p.tokens, p.intermediate, p.in_row_offset,
                 p.out_row_offset);
-  };
+  });
 }
 
 }  // namespace ts::ocl

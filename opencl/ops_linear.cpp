@@ -51,6 +51,6 @@ void plan_gemm(Planner& pl) {
 
 }  // namespace
 
-void add_linear_ops(PlanTable& t) { t["gemm"] = plan_gemm; }
+void add_linear_ops(PlanTable& t) { add_plan(t, ops::gemm, plan_gemm); }
 
 }  // namespace ts::ocl

@@ -19,27 +19,27 @@ RowShape row_shape(const Planner& pl, int64_t dim) {
 }  // namespace
 
 void add_norm_ops(PlanTable& t) {
-  t["rms_norm"] = [](Planner& pl) {
+  add_plan(t, ops::rms_norm, [](Planner& pl) {
     const auto& p = pl.params<RmsNormParams>();
     const RowShape r = row_shape(pl, p.dim);
     const size_t g = r.group;
     pl.dispatch(pl.kernel("norms.cl", "rms_norm", r.defines), {size_t(p.tokens) * g}, {g}, pl.buf("x"), pl.buf("w"),
                 pl.buf("out"), p.dim, p.eps, LocalBytes{g * sizeof(float)});
-  };
-  t["fused_add_rms_norm"] = [](Planner& pl) {
+  });
+  add_plan(t, ops::fused_add_rms_norm, [](Planner& pl) {
     const auto& p = pl.params<FusedAddRmsNormParams>();
     const RowShape r = row_shape(pl, p.dim);
     const size_t g = r.group;
     pl.dispatch(pl.kernel("norms.cl", "fused_add_rms_norm", r.defines), {size_t(p.tokens) * g}, {g}, pl.buf("residual"),
                 pl.buf("x"), pl.buf("w"), pl.buf("out"), p.dim, p.eps, LocalBytes{g * sizeof(float)});
-  };
-  t["layer_norm"] = [](Planner& pl) {
+  });
+  add_plan(t, ops::layer_norm, [](Planner& pl) {
     const auto& p = pl.params<LayerNormParams>();
     const RowShape r = row_shape(pl, p.dim);
     const size_t g = r.group;
     pl.dispatch(pl.kernel("norms.cl", "layer_norm", r.defines), {size_t(p.tokens) * g}, {g}, pl.buf("x"), pl.buf("gamma"),
                 pl.buf("beta"), pl.buf("out"), p.dim, p.eps, LocalBytes{g * sizeof(float)});
-  };
+  });
 }
 
 }  // namespace ts::ocl

@@ -45,28 +45,28 @@ void split_norm_rope(Planner& pl, const SplitQkvNormRopeParams& p, const View& k
 }  // namespace
 
 void add_rope_ops(PlanTable& t) {
-  t["qk_norm_rope"] = [](Planner& pl) {
+  add_plan(t, ops::qk_norm_rope, [](Planner& pl) {
     const auto& p = pl.params<QkNormRopeParams>();
     const int64_t hd = p.head_dim;
     norm_rope(pl, {p.tokens, p.heads, hd, p.rotary_dim, p.mode, p.pos_offset, p.eps, "norm_w", ""},
               {"input", 0, p.heads * hd, hd}, {"output", 0, hd, p.tokens * hd});
-  };
-  t["qk_norm_rope_batched_per_item"] = [](Planner& pl) {
+  });
+  add_plan(t, ops::qk_norm_rope_batched_per_item, [](Planner& pl) {
     const auto& p = pl.params<QkNormRopeBatchedPerItemParams>();
     const int64_t hd = p.head_dim;
     norm_rope(pl, {p.m, p.heads, hd, p.rotary_dim, p.mode, 0, p.eps, "norm_w", "positions"},
               {"input", 0, p.heads * hd, hd}, {"output", 0, p.heads * hd, hd});
-  };
-  t["split_qkv_norm_rope"] = [](Planner& pl) {
+  });
+  add_plan(t, ops::split_qkv_norm_rope, [](Planner& pl) {
     const auto& p = pl.params<SplitQkvNormRopeParams>();
     const int64_t hd = p.head_dim;
     split_norm_rope(pl, p, {"k_out", 0, hd, p.tokens * hd}, {"v_out", 0, hd, p.tokens * hd});
-  };
-  t["split_qkv_norm_rope_into_cache"] = [](Planner& pl) {
+  });
+  add_plan(t, ops::split_qkv_norm_rope_into_cache, [](Planner& pl) {
     const auto& p = pl.params<SplitQkvNormRopeIntoCacheParams>();
     const int64_t hd = p.head_dim, cap = p.cache_capacity * hd;
     split_norm_rope(pl, p, {"cache_k", p.cache_len * hd, hd, cap}, {"cache_v", p.cache_len * hd, hd, cap});
-  };
+  });
 }
 
 }  // namespace ts::ocl

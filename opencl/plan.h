@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/backend.h"
+#include "core/ops/op_refs.h"
 #include "runtime.h"
 
 namespace ts::ocl {
@@ -76,7 +77,17 @@ class Planner {
 };
 
 using PlanFn = std::function<void(Planner&)>;
-using PlanTable = std::map<std::string, PlanFn>;
+// Per op: its planner, and optionally which of its problems it takes (empty: every one the
+// backend's dtype gate lets through). Registered against the op's identity (core/ops/op_refs.h).
+struct PlanEntry {
+  PlanFn plan;
+  std::function<Support(const Problem&)> supports;
+};
+using PlanTable = std::map<std::string, PlanEntry, std::less<>>;
+template <class P>
+void add_plan(PlanTable& t, OpRef<P> op, PlanFn fn, std::function<Support(const Problem&)> supports = {}) {
+  t[std::string(op.name)] = {std::move(fn), std::move(supports)};
+}
 
 // Each family file adds its ops' planners.
 void add_linear_ops(PlanTable& t);

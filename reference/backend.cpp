@@ -7,7 +7,7 @@ namespace ts {
 
 std::unique_ptr<Backend> ReferenceBackend::create() {
   KernelTable k;
-#define X(name, P) k.add<P>(#name, ref::name);
+#define X(name, P) k.add(ops::name, ref::name);
 #include "core/ops/core_ops.inc"
 #undef X
   return std::make_unique<HostBackend>(kName, std::move(k));

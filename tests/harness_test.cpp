@@ -22,7 +22,7 @@ Case gemm_case(DType dt) {
 Verdict judge_with(std::function<void(const GemmParams&, TensorMap&)> kernel, DType dt = DType::F32,
                    bool determinism = false) {
   KernelTable k;
-  k.add<GemmParams>("gemm", std::move(kernel));
+  k.add(ops::gemm, std::move(kernel));
   HostBackend b("test", std::move(k));
   return check_case(b, gemm_case(dt), determinism);
 }

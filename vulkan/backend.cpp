@@ -29,7 +29,7 @@ class VulkanImpl;
 
 class VulkanLaunch final : public Launch {
  public:
-  VulkanLaunch(VulkanImpl& b, const Op& op, const Params& p, TensorMap& io, std::vector<Dispatch> plan);
+  VulkanLaunch(VulkanImpl& b, const Problem& pr, TensorMap& io, std::vector<Dispatch> plan);
   ~VulkanLaunch() override;
   void execute() override;
   double last_seconds() const override { return seconds_; }
@@ -77,24 +77,27 @@ class VulkanImpl final : public Backend {
                               ctx_->validation() ? ", validation on" : "")};
   }
 
-  Support supports(const Op& op, DType dt) override {
-    if (!planners_.count(op.name())) return Support::no("no Vulkan kernel for this op yet");
-    if (dt != DType::F32 && dt != DType::F16 && dt != DType::BF16)
-      return Support::no(fmt::format("{} tensors are not handled by the Vulkan kernels", dtype_name(dt)));
+  Support supports(const Problem& pr) override {
+    auto it = planners_.find(pr.op->name());
+    if (it == planners_.end()) return Support::no("no Vulkan kernel for this op yet");
+    // Activations in F32, F16 or BF16 (a variant per storage type), F32 scales, integer ids.
+    const Support s = dtypes_handled(pr, {DType::F32, DType::F16, DType::BF16, DType::I32, DType::U32}, "Vulkan");
+    if (!s.ok) return s;
     init();
-    if (ctx_ && dt != DType::F32 && !ctx_->info().storage16)
-      return Support::no(fmt::format("{} needs storageBuffer16BitAccess, which {} lacks", dtype_name(dt),
-                                     ctx_->info().name));
-    return Support::yes();
+    for (const auto& d : pr.decls)
+      if (ctx_ && (d.dtype == DType::F16 || d.dtype == DType::BF16) && !ctx_->info().storage16)
+        return Support::no(fmt::format("tensor '{}' is {}, which needs storageBuffer16BitAccess; {} lacks it", d.name,
+                                       dtype_name(d.dtype), ctx_->info().name));
+    return it->second.supports ? it->second.supports(pr) : Support::yes();
   }
 
-  std::unique_ptr<Launch> prepare(const Op& op, const Params& p, TensorMap& io) override {
+  std::unique_ptr<Launch> prepare(const Problem& pr, TensorMap& io) override {
     init();
     check(ctx_ != nullptr, "Vulkan backend unavailable: {}", reason_);
-    auto it = planners_.find(op.name());
-    check(it != planners_.end(), "vulkan: no kernel for {}", op.name());
+    auto it = planners_.find(pr.op->name());
+    check(it != planners_.end(), "vulkan: no kernel for {}", pr.op->name());
     Target t;
-    t.dtype = case_dtype(op, p, io);
+    t.dtype = pr.dtype;
     t.subgroups = use_subgroups();
     for (int i = 0; i < 3; ++i) t.max_groups[i] = ctx_->info().props.limits.maxComputeWorkGroupCount[i];
     t.max_range = ctx_->info().props.limits.maxStorageBufferRange;
@@ -106,7 +109,7 @@ class VulkanImpl final : public Backend {
     const bool cpu = ctx_->info().props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
     t.group_cap = cpu ? kCpuGroupCap : t.max_groups[0];
     t.fill_groups = cpu ? kCpuFillGroups : kGpuFillGroups;
-    return std::make_unique<VulkanLaunch>(*this, op, p, io, it->second(p, io, t));
+    return std::make_unique<VulkanLaunch>(*this, pr, io, it->second.plan(pr.params, io, t));
   }
 
   // Subgroup variants where the device has the arithmetic ops, unless TOUCHSTONE_VULKAN_SUBGROUPS=0
@@ -154,8 +157,8 @@ class VulkanImpl final : public Backend {
   Buffer staging_;  // declared after ctx_: destroyed before it
 };
 
-VulkanLaunch::VulkanLaunch(VulkanImpl& b, const Op& op, const Params& p, TensorMap& io, std::vector<Dispatch> plan)
-    : b_(b), ctx_(b.ctx()), op_(op.name()), io_(io), outputs_(op.output_names(p)), plan_(std::move(plan)) {
+VulkanLaunch::VulkanLaunch(VulkanImpl& b, const Problem& pr, TensorMap& io, std::vector<Dispatch> plan)
+    : b_(b), ctx_(b.ctx()), op_(pr.op->name()), io_(io), outputs_(pr.output_names()), plan_(std::move(plan)) {
   try {
     setup();
   } catch (...) {

@@ -8,9 +8,12 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <type_traits>
 #include <vector>
 
+#include "core/backend.h"
 #include "core/op.h"
+#include "core/ops/op_refs.h"
 #include "vulkan/runtime.h"
 
 namespace ts::vk {
@@ -86,11 +89,21 @@ uint32_t groups_for(int64_t n, int64_t per_group, uint32_t limit = 65535);
 std::array<uint32_t, 3> grid_2d(int64_t rows, int64_t cols, int64_t wg, const Target& tg);
 
 using Planner = std::function<std::vector<Dispatch>(const Params&, const TensorMap&, const Target&)>;
-using PlannerTable = std::map<std::string, Planner>;
+// Per op: its planner, and optionally which of its problems it takes (empty: every one the
+// backend's dtype gate lets through). Registered against the op's identity (core/ops/op_refs.h).
+struct PlannerEntry {
+  Planner plan;
+  std::function<Support(const Problem&)> supports;
+};
+using PlannerTable = std::map<std::string, PlannerEntry, std::less<>>;
 
-template <class P> void add_planner(PlannerTable& t, const std::string& op,
-                                    std::function<std::vector<Dispatch>(const P&, const TensorMap&, const Target&)> f) {
-  t[op] = [f = std::move(f)](const Params& p, const TensorMap& io, const Target& tg) { return f(p.as<P>(), io, tg); };
+template <class P>
+void add_planner(PlannerTable& t, OpRef<P> op,
+                 std::type_identity_t<std::function<std::vector<Dispatch>(const P&, const TensorMap&, const Target&)>> f,
+                 std::function<Support(const Problem&)> supports = {}) {
+  t[std::string(op.name)] = {
+      [f = std::move(f)](const Params& p, const TensorMap& io, const Target& tg) { return f(p.as<P>(), io, tg); },
+      std::move(supports)};
 }
 
 // Each shader family registers the ops it implements.

@@ -88,8 +88,8 @@ std::vector<Dispatch> attn(const Target& tg, const Attn& a, bool mla) {
 }  // namespace
 
 void add_attention_planners(PlannerTable& t) {
-  add_planner<FlashAttentionParams>(
-      t, "flash_attention", [](const FlashAttentionParams& p, const TensorMap&, const Target& tg) {
+  add_planner(
+      t, ops::flash_attention, [](const FlashAttentionParams& p, const TensorMap&, const Target& tg) {
         const int64_t hs = p.kv_rows() * p.head_dim;
         return attn(tg,
                     {.q = "q", .k1 = "k", .k2 = "k", .v = "v", .batch = p.batch, .q_len = p.q_len,
@@ -99,8 +99,8 @@ void add_attention_planners(PlannerTable& t) {
                      .scale = p.scale},
                     false);
       });
-  add_planner<MlaAttentionParams>(
-      t, "mla_attention", [](const MlaAttentionParams& p, const TensorMap&, const Target& tg) {
+  add_planner(
+      t, ops::mla_attention, [](const MlaAttentionParams& p, const TensorMap&, const Target& tg) {
         // Every head reads the one latent cache: a single "kv head" whose group is all heads.
         const int64_t r = p.kv_lora_rank, dr = p.qk_rope_head_dim;
         return attn(tg,
@@ -111,8 +111,8 @@ void add_attention_planners(PlannerTable& t) {
                      .scale = p.scale},
                     true);
       });
-  add_planner<FlashAttentionBatchedPerCacheParams>(
-      t, "flash_attention_batched_per_cache",
+  add_planner(
+      t, ops::flash_attention_batched_per_cache,
       [](const FlashAttentionBatchedPerCacheParams& p, const TensorMap& io, const Target& tg) {
         // One attention (and combine) per sequence over its own caches; its length is read from kv_lens on
         // the device, so its pieces cover the capacity.

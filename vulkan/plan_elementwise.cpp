@@ -20,25 +20,25 @@ Dispatch ew(const Target& tg, const char* kernel, std::vector<Binding> bindings,
 }  // namespace
 
 void add_elementwise_planners(PlannerTable& t) {
-  add_planner<GeluParams>(t, "gelu", [](const GeluParams& p, const TensorMap&, const Target& tg) {
+  add_planner(t, ops::gelu, [](const GeluParams& p, const TensorMap&, const Target& tg) {
     return std::vector{ew(tg, "ew_gelu", {"x", "out"}, 1, p.len)};
   });
-  add_planner<AddInplaceParams>(t, "add_inplace", [](const AddInplaceParams& p, const TensorMap&, const Target& tg) {
+  add_planner(t, ops::add_inplace, [](const AddInplaceParams& p, const TensorMap&, const Target& tg) {
     return std::vector{ew(tg, "ew_add", {"residual", "x"}, 1, p.len)};
   });
-  add_planner<ScaledAddInplaceParams>(
-      t, "scaled_add_inplace", [](const ScaledAddInplaceParams& p, const TensorMap&, const Target& tg) {
+  add_planner(
+      t, ops::scaled_add_inplace, [](const ScaledAddInplaceParams& p, const TensorMap&, const Target& tg) {
         return std::vector{ew(tg, "ew_scaled_add", {"dst", "src"}, 1, p.len, 0, 0, p.scale)};
       });
-  add_planner<AddBiasParams>(t, "add_bias", [](const AddBiasParams& p, const TensorMap&, const Target& tg) {
+  add_planner(t, ops::add_bias, [](const AddBiasParams& p, const TensorMap&, const Target& tg) {
     return std::vector{ew(tg, "ew_add_bias", {"data", "bias"}, p.rows, p.cols)};
   });
-  add_planner<FusedSiluMulSplitParams>(
-      t, "fused_silu_mul_split", [](const FusedSiluMulSplitParams& p, const TensorMap&, const Target& tg) {
+  add_planner(
+      t, ops::fused_silu_mul_split, [](const FusedSiluMulSplitParams& p, const TensorMap&, const Target& tg) {
         return std::vector{ew(tg, "ew_silu_mul", {"gate_up", "out"}, p.tokens, p.im)};
       });
-  add_planner<FusedSiluMulSplitStridedParams>(
-      t, "fused_silu_mul_split_strided",
+  add_planner(
+      t, ops::fused_silu_mul_split_strided,
       [](const FusedSiluMulSplitStridedParams& p, const TensorMap&, const Target& tg) {
         return std::vector{ew(tg, "ew_silu_mul", {"gate_up", "out"}, p.tokens, p.intermediate, p.in_row_offset,
                               p.out_row_offset)};

@@ -48,18 +48,18 @@ std::vector<Dispatch> append_head_major(const Target& tg, const KvCacheAppendHea
 }  // namespace
 
 void add_layout_planners(PlannerTable& t) {
-  add_planner<CopySliceParams>(t, "copy_slice", [](const CopySliceParams& p, const TensorMap&, const Target& tg) {
+  add_planner(t, ops::copy_slice, [](const CopySliceParams& p, const TensorMap&, const Target& tg) {
     return std::vector{copy(tg, "src", "dst", {.n2 = p.len, .so = p.src_offset, .dof = p.dst_offset})};
   });
-  add_planner<EmbeddingLookupParams>(
-      t, "embedding_lookup", [](const EmbeddingLookupParams& p, const TensorMap& io, const Target& tg) {
+  add_planner(
+      t, ops::embedding_lookup, [](const EmbeddingLookupParams& p, const TensorMap& io, const Target& tg) {
         return gather(tg, io, io.at("ids").numel(), p.dim);
       });
-  add_planner<EmbeddingLookupDevParams>(
-      t, "embedding_lookup_dev", [](const EmbeddingLookupDevParams& p, const TensorMap& io, const Target& tg) {
+  add_planner(
+      t, ops::embedding_lookup_dev, [](const EmbeddingLookupDevParams& p, const TensorMap& io, const Target& tg) {
         return gather(tg, io, p.batch, p.dim);
       });
-  add_planner<SplitQkvParams>(t, "split_qkv", [](const SplitQkvParams& p, const TensorMap&, const Target& tg) {
+  add_planner(t, ops::split_qkv, [](const SplitQkvParams& p, const TensorMap&, const Target& tg) {
     const int64_t w = p.q_dim + 2 * p.kv_dim;
     return std::vector{
         copy(tg, "qkv", "q", {.n1 = p.tokens, .n2 = p.q_dim, .so = 0, .ss1 = w, .ds1 = p.q_dim}),
@@ -67,25 +67,25 @@ void add_layout_planners(PlannerTable& t) {
         copy(tg, "qkv", "v", {.n1 = p.tokens, .n2 = p.kv_dim, .so = p.q_dim + p.kv_dim, .ss1 = w, .ds1 = p.kv_dim}),
     };
   });
-  add_planner<TransposeParams>(
-      t, "transpose_head_to_token", [](const TransposeParams& p, const TensorMap&, const Target& tg) {
+  add_planner(
+      t, ops::transpose_head_to_token, [](const TransposeParams& p, const TensorMap&, const Target& tg) {
         // src [heads, tokens, dim] -> dst [tokens, heads, dim]
         return std::vector{copy(tg, "src", "dst",
                                 {.n0 = p.heads, .n1 = p.tokens, .n2 = p.dim, .ss0 = p.tokens * p.dim, .ss1 = p.dim,
                                  .ds0 = p.dim, .ds1 = p.heads * p.dim})};
       });
-  add_planner<TransposeParams>(
-      t, "transpose_token_to_head", [](const TransposeParams& p, const TensorMap&, const Target& tg) {
+  add_planner(
+      t, ops::transpose_token_to_head, [](const TransposeParams& p, const TensorMap&, const Target& tg) {
         // src [tokens, heads, dim] -> dst [heads, tokens, dim]
         return std::vector{copy(tg, "src", "dst",
                                 {.n0 = p.heads, .n1 = p.tokens, .n2 = p.dim, .ss0 = p.dim, .ss1 = p.heads * p.dim,
                                  .ds0 = p.tokens * p.dim, .ds1 = p.dim})};
       });
-  add_planner<KvCacheAppendHeadMajorParams>(
-      t, "kv_cache_append_head_major",
+  add_planner(
+      t, ops::kv_cache_append_head_major,
       [](const KvCacheAppendHeadMajorParams& p, const TensorMap&, const Target& tg) { return append_head_major(tg, p); });
-  add_planner<KvCacheAppendBatchedPerCacheParams>(
-      t, "kv_cache_append_batched_per_cache",
+  add_planner(
+      t, ops::kv_cache_append_batched_per_cache,
       [](const KvCacheAppendBatchedPerCacheParams& p, const TensorMap&, const Target& tg) {
         // One dispatch per cache; the row comes from cache_lens on the device.
         std::vector<Dispatch> out;

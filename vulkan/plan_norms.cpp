@@ -16,14 +16,14 @@ Dispatch norm(const Target& tg, const char* kernel, std::vector<Binding> binding
 }  // namespace
 
 void add_norm_planners(PlannerTable& t) {
-  add_planner<RmsNormParams>(t, "rms_norm", [](const RmsNormParams& p, const TensorMap&, const Target& tg) {
+  add_planner(t, ops::rms_norm, [](const RmsNormParams& p, const TensorMap&, const Target& tg) {
     return std::vector{norm(tg, "norms_rms", {"x", "w", "out"}, p)};
   });
-  add_planner<FusedAddRmsNormParams>(
-      t, "fused_add_rms_norm", [](const FusedAddRmsNormParams& p, const TensorMap&, const Target& tg) {
+  add_planner(
+      t, ops::fused_add_rms_norm, [](const FusedAddRmsNormParams& p, const TensorMap&, const Target& tg) {
         return std::vector{norm(tg, "norms_add_rms", {"residual", "x", "w", "out"}, p)};
       });
-  add_planner<LayerNormParams>(t, "layer_norm", [](const LayerNormParams& p, const TensorMap&, const Target& tg) {
+  add_planner(t, ops::layer_norm, [](const LayerNormParams& p, const TensorMap&, const Target& tg) {
     return std::vector{norm(tg, "norms_layer", {"x", "gamma", "beta", "out"}, p)};
   });
 }

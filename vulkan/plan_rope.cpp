@@ -45,15 +45,15 @@ std::vector<Dispatch> split_norm_rope(const Target& tg, const SplitQkvNormRopePa
 }  // namespace
 
 void add_rope_planners(PlannerTable& t) {
-  add_planner<QkNormRopeParams>(t, "qk_norm_rope", [](const QkNormRopeParams& p, const TensorMap&, const Target& tg) {
+  add_planner(t, ops::qk_norm_rope, [](const QkNormRopeParams& p, const TensorMap&, const Target& tg) {
     // input [tokens, heads, hd] -> output [heads, tokens, hd]
     return std::vector{rope(tg, {.src = "input", .dst = "output", .w = "norm_w", .rows = p.tokens, .heads = p.heads,
                                  .hd = p.head_dim, .rotary_dim = p.rotary_dim, .mode = p.mode, .eps = p.eps,
                                  .s_tok = p.heads * p.head_dim, .d_head = p.tokens * p.head_dim, .d_tok = p.head_dim,
                                  .pos_offset = p.pos_offset})};
   });
-  add_planner<QkNormRopeBatchedPerItemParams>(
-      t, "qk_norm_rope_batched_per_item",
+  add_planner(
+      t, ops::qk_norm_rope_batched_per_item,
       [](const QkNormRopeBatchedPerItemParams& p, const TensorMap&, const Target& tg) {
         // input [m, heads, hd] -> output [m, heads, hd], item i at positions[i]
         return std::vector{rope(tg, {.src = "input", .dst = "output", .w = "norm_w", .positions = "positions",
@@ -61,12 +61,12 @@ void add_rope_planners(PlannerTable& t) {
                                      .mode = p.mode, .eps = p.eps, .s_tok = p.heads * p.head_dim,
                                      .d_head = p.head_dim, .d_tok = p.heads * p.head_dim})};
       });
-  add_planner<SplitQkvNormRopeParams>(
-      t, "split_qkv_norm_rope", [](const SplitQkvNormRopeParams& p, const TensorMap&, const Target& tg) {
+  add_planner(
+      t, ops::split_qkv_norm_rope, [](const SplitQkvNormRopeParams& p, const TensorMap&, const Target& tg) {
         return split_norm_rope(tg, p, "q_out", "k_out", "v_out", 0, p.tokens);
       });
-  add_planner<SplitQkvNormRopeIntoCacheParams>(
-      t, "split_qkv_norm_rope_into_cache",
+  add_planner(
+      t, ops::split_qkv_norm_rope_into_cache,
       [](const SplitQkvNormRopeIntoCacheParams& p, const TensorMap&, const Target& tg) {
         return split_norm_rope(tg, p, "q_out", "cache_k", "cache_v", p.cache_len, p.cache_capacity);
       });

@@ -25,6 +25,17 @@ void poison_nan(Tensor& x, int64_t begin, int64_t end) {
   for (int64_t i = begin; i < end; ++i) x.set(i, std::numeric_limits<double>::quiet_NaN());
 }
 
+void uniform_int(Tensor& x, Rng& r, int64_t lo, int64_t hi) {
+  check(!is_float(x.dtype()), "uniform_int: tensor of dtype {} is not an integer tensor", dtype_name(x.dtype()));
+  check(lo <= hi, "uniform_int: empty range [{}, {}]", lo, hi);
+  for (int64_t i = 0; i < x.numel(); ++i) x.set(i, static_cast<double>(lo + r.below(hi - lo + 1)));
+}
+
+void random_bytes(Tensor& x, Rng& r) {
+  auto* p = x.as<uint8_t>();
+  for (size_t i = 0; i < x.nbytes(); ++i) p[i] = static_cast<uint8_t>(r.next() >> 56);
+}
+
 void rope_tables(Tensor& cos, Tensor& sin, int64_t max_pos, int64_t half) {
   for (int64_t p = 0; p < max_pos; ++p)
     for (int64_t i = 0; i < half; ++i) {

@@ -1,5 +1,5 @@
-// The runtime backend registry (core/backend.h). Compiled into touchstone_backends, beside the
-// list of built-in backends it registers on first use.
+// The runtime backend registry (declared in core/backend.h). Part of touchstone_backends, beside
+// the list of built-in backends (builtin.cpp) it registers on first use.
 #include <mutex>
 
 #include "core/backend.h"
@@ -58,7 +58,7 @@ Backend& backend(const std::string& name) {
   return *b;
 }
 
-void register_builtin_backends();  // backends/builtin.cpp: the backends this build includes
+void register_builtin_backends();  // builtin.cpp: the backends this build includes
 
 namespace {
 void register_builtin_once() {
