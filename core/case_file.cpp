@@ -7,8 +7,14 @@ namespace ts {
 Case case_from_file(const SafetensorsFile& f) {
   auto it = f.metadata.find("op");
   check(it != f.metadata.end(), "case file has no \"op\" in its metadata");
+  return case_from_file(f, op_or_throw(it->second));
+}
+
+Case case_from_file(const SafetensorsFile& f, const Op& op) {
+  auto it = f.metadata.find("op");
+  check(it != f.metadata.end() && it->second == op.name(), "case file is not a case of {}", op.name());
   Case c;
-  c.op = &op_or_throw(it->second);
+  c.op = &op;
   c.metadata = f.metadata;
   if (auto s = f.metadata.find("seed"); s != f.metadata.end()) {
     uint64_t v = 0;
@@ -24,7 +30,7 @@ Case case_from_file(const SafetensorsFile& f) {
       inputs.emplace(name, t);
   }
   const Params params = c.op->parse(f.metadata, &inputs);
-  static_cast<Problem&>(c) = problem_of(*c.op, params, inputs);
+  static_cast<Problem&>(c) = problem_of(*c.op, params, inputs, &c.expected);
   c.op->validate(c, inputs);
   for (const auto& [name, t] : c.expected) {
     const TensorDecl* d = c.decl(name);

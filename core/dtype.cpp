@@ -11,7 +11,7 @@ constexpr Info kInfo[] = {
     {DType::BF16, "BF16", 2, true, 0x1p-8}, {DType::F64, "F64", 8, true, 0x1p-53},
     {DType::I32, "I32", 4, false, 0},       {DType::U32, "U32", 4, false, 0},
     {DType::I8, "I8", 1, false, 0},         {DType::U8, "U8", 1, false, 0},
-    {DType::F8_E4M3, "F8_E4M3", 1, true, 0x1p-4},
+    {DType::F8_E4M3, "F8_E4M3", 1, true, 0x1p-4}, {DType::I64, "I64", 8, false, 0},
 };
 const Info& info(DType t) { return kInfo[static_cast<int>(t)]; }
 }  // namespace

@@ -9,7 +9,9 @@
 
 namespace ts {
 
-enum class DType { F32, F16, BF16, F64, I32, U32, I8, U8, F8_E4M3 };
+// I64 is read so that a case holding one (ids exported from PyTorch) gets a clear dtype error from
+// validation; no op declares it.
+enum class DType { F32, F16, BF16, F64, I32, U32, I8, U8, F8_E4M3, I64 };
 
 std::string_view dtype_name(DType t);             // safetensors spelling: "F32", "BF16", ...
 std::optional<DType> dtype_from_name(std::string_view s);

@@ -75,11 +75,16 @@ Tolerance Op::tolerance(const Params& p, DType dt) const {
   return tolerance(p, dt, outs.front());
 }
 
-DType case_dtype(const Op& op, const Params& p, const TensorMap& t) {
+DType case_dtype(const Op& op, const Params& p, const TensorMap& t, const TensorMap* expected) {
   for (const auto& d : op.tensors(p, DType::F32)) {
     if (d.rule != DTypeRule::Activation) continue;
     auto it = t.find(d.name);
-    if (it == t.end()) continue;
+    if (it == t.end() && expected && d.role != Role::In) {
+      it = expected->find(d.name);
+      if (it == expected->end()) continue;
+    } else if (it == t.end()) {
+      continue;
+    }
     const DType dt = it->second.dtype();
     check(dt == DType::F32 || dt == DType::F16 || dt == DType::BF16,
           "{}: tensor '{}' has dtype {}; its activations are F32, F16 or BF16", op.name(), d.name, dtype_name(dt));
@@ -92,8 +97,8 @@ Problem make_problem(const Op& op, const Params& p, DType dt) {
   return Problem{&op, p, dt, op.tensors(p, dt), op.variant(p)};
 }
 
-Problem problem_of(const Op& op, const Params& p, const TensorMap& t) {
-  return make_problem(op, p, case_dtype(op, p, t));
+Problem problem_of(const Op& op, const Params& p, const TensorMap& t, const TensorMap* expected) {
+  return make_problem(op, p, case_dtype(op, p, t, expected));
 }
 
 void validate_against_decls(const std::string& op, const std::vector<TensorDecl>& decls, const TensorMap& t) {

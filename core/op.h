@@ -163,6 +163,8 @@ class Op {
   virtual Tolerance tolerance(const Params& p, DType dt, const std::string& output) const = 0;
   virtual std::vector<uint8_t> compared(const Params& p, const std::string& output, const TensorMap& inputs,
                                         const TensorMap& expected) const = 0;
+  // The outputs with rules of their own (OpDef::outputs), for the catalog's consistency test.
+  virtual std::vector<std::string> ruled_outputs() const = 0;
   virtual Cost cost(const Params& p, DType dt) const = 0;
   virtual const std::vector<CaseSpec>& cases() const = 0;
   virtual const std::vector<CaseSpec>& benches() const = 0;
@@ -173,13 +175,14 @@ class Op {
   Tolerance tolerance(const Params& p, DType dt) const;      // the first output's
 };
 
-// The activation dtype of a case: that of its first declared Activation tensor present in `t`
-// (F32, F16 or BF16, else an Error); F32 for an op that has none.
-DType case_dtype(const Op& op, const Params& p, const TensorMap& t);
+// The activation dtype of a case: that of its first declared Activation tensor present in `t` (or,
+// for an output, in `expected`, a case file's expected.* tensors); F32, F16 or BF16, else an Error.
+// F32 when there is none (an op without activations, or a user's file holding no output).
+DType case_dtype(const Op& op, const Params& p, const TensorMap& t, const TensorMap* expected = nullptr);
 // The problem of a case of activation dtype `dt` (no tensors read).
 Problem make_problem(const Op& op, const Params& p, DType dt);
 // The problem of a case given its tensors: the activation dtype comes from them.
-Problem problem_of(const Op& op, const Params& p, const TensorMap& t);
+Problem problem_of(const Op& op, const Params& p, const TensorMap& t, const TensorMap* expected = nullptr);
 
 template <class P> class TypedOp final : public Op {
  public:
@@ -229,6 +232,11 @@ template <class P> class TypedOp final : public Op {
     std::vector<uint8_t> mask(static_cast<size_t>(expected.at(output).numel()), 1);
     r->unwritten(p.as<P>(), inputs, expected, mask);
     return mask;
+  }
+  std::vector<std::string> ruled_outputs() const override {
+    std::vector<std::string> n;
+    for (const auto& r : d_.outputs) n.push_back(r.output);
+    return n;
   }
   Cost cost(const Params& p, DType dt) const override { return d_.cost(p.as<P>(), dt); }
   const std::vector<CaseSpec>& cases() const override { return cases_; }

@@ -63,6 +63,7 @@ double Tensor::get(int64_t i) const {
     case DType::U32: return as<uint32_t>()[i];
     case DType::I8: return as<int8_t>()[i];
     case DType::U8: return as<uint8_t>()[i];
+    case DType::I64: return static_cast<double>(as<int64_t>()[i]);
   }
   return 0;
 }
@@ -78,6 +79,7 @@ void Tensor::set(int64_t i, double v) {
     case DType::U32: as<uint32_t>()[i] = static_cast<uint32_t>(v); break;
     case DType::I8: as<int8_t>()[i] = static_cast<int8_t>(v); break;
     case DType::U8: as<uint8_t>()[i] = static_cast<uint8_t>(v); break;
+    case DType::I64: as<int64_t>()[i] = static_cast<int64_t>(v); break;
   }
 }
 

@@ -46,5 +46,48 @@ TEST(DType, F8E4M3SaturatesAndRoundTrips) {
   EXPECT_EQ(f8e4m3_to_f32(f32_to_f8e4m3(-1000.0f)), -448.0f);
 }
 
+// e4m3fn against a brute-force nearest search over all 256 codes: every code decodes and encodes
+// back; every midpoint between neighbours rounds to the even code; values just either side of a
+// midpoint round to the nearer; anything at or beyond 448 saturates (no infinities in e4m3fn).
+uint8_t nearest_e4m3(double x) {
+  uint8_t best = 0;
+  double best_d = INFINITY;
+  for (int c = 0; c < 256; ++c) {
+    if ((c & 0x7f) == 0x7f) continue;  // NaN
+    const double v = f8e4m3_to_f32(static_cast<uint8_t>(c));
+    if (std::signbit(v) != std::signbit(x)) continue;
+    const double d = std::fabs(v - x);
+    if (d < best_d || (d == best_d && (c & 1) == 0)) best = static_cast<uint8_t>(c), best_d = d;
+  }
+  return best;
+}
+
+TEST(DType, F8E4M3EveryCodeMidpointAndSaturation) {
+  for (int s = 0; s < 2; ++s) {
+    const uint8_t sign = s ? 0x80 : 0;
+    for (int c = 0; c < 0x7e; ++c) {  // c and c + 1 are neighbours of one sign, both finite
+      const float lo = f8e4m3_to_f32(sign | c), hi = f8e4m3_to_f32(sign | (c + 1));
+      ASSERT_EQ(f32_to_f8e4m3(lo), sign | c) << c;
+      const float mid = 0.5f * (lo + hi);  // exact in F32
+      const uint8_t even = (c & 1) ? (sign | (c + 1)) : (sign | c);
+      ASSERT_EQ(f32_to_f8e4m3(mid), even) << "midpoint above code " << c;
+      ASSERT_EQ(f32_to_f8e4m3(mid), nearest_e4m3(mid)) << c;
+      ASSERT_EQ(f32_to_f8e4m3(std::nextafter(mid, 0.0f)), nearest_e4m3(std::nextafter(mid, 0.0f))) << c;
+      ASSERT_EQ(f32_to_f8e4m3(std::nextafter(mid, s ? -INFINITY : INFINITY)),
+                nearest_e4m3(std::nextafter(mid, s ? -INFINITY : INFINITY)))
+          << c;
+    }
+    const float m = s ? -1.0f : 1.0f;
+    EXPECT_EQ(f32_to_f8e4m3(m * 448.0f), sign | 0x7e);
+    EXPECT_EQ(f32_to_f8e4m3(m * 464.0f), sign | 0x7e);  // the midpoint to a code that does not exist
+    EXPECT_EQ(f32_to_f8e4m3(m * 1e30f), sign | 0x7e);
+    EXPECT_EQ(f32_to_f8e4m3(m * INFINITY), sign | 0x7e);
+  }
+  EXPECT_TRUE(std::isnan(f8e4m3_to_f32(0x7f)));
+  EXPECT_TRUE(std::isnan(f8e4m3_to_f32(0xff)));
+  EXPECT_EQ(f32_to_f8e4m3(0x1p-10f), 0x00);  // half the smallest subnormal (2^-9): ties to even, zero
+  EXPECT_EQ(f32_to_f8e4m3(0x1.8p-9f), 0x02); // 1.5 subnormal steps: ties to even, 2
+}
+
 }  // namespace
 }  // namespace ts
