@@ -275,7 +275,7 @@ void VulkanLaunch::record() {
   }
   for (size_t i = 0; i < plan_.size(); ++i) {
     const Dispatch& x = plan_[i];
-    const Pipeline& pl = b_.pipelines().get(x.shader, static_cast<uint32_t>(x.bindings.size()));
+    const Pipeline& pl = b_.pipelines().get(x.shader, static_cast<uint32_t>(x.bindings.size()), x.spec);
     VkDescriptorSetAllocateInfo dai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
     dai.descriptorPool = pool_;
     dai.descriptorSetCount = 1;

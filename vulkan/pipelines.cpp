@@ -9,7 +9,7 @@ namespace ts::vk {
 
 Pipelines::~Pipelines() {
   VkDevice d = ctx_.device();
-  for (auto& [name, p] : pipelines_) vkDestroyPipeline(d, p.pipeline, nullptr);
+  for (auto& [key, p] : pipelines_) vkDestroyPipeline(d, p.pipeline, nullptr);
   for (auto& [n, l] : layouts_) vkDestroyPipelineLayout(d, l, nullptr);
   for (auto& [n, l] : set_layouts_) vkDestroyDescriptorSetLayout(d, l, nullptr);
 }
@@ -39,8 +39,9 @@ VkDescriptorSetLayout Pipelines::set_layout(uint32_t bindings) {
   return l;
 }
 
-const Pipeline& Pipelines::get(const std::string& name, uint32_t bindings) {
-  auto it = pipelines_.find(name);
+const Pipeline& Pipelines::get(const std::string& name, uint32_t bindings, const std::vector<uint32_t>& spec) {
+  auto key = std::make_pair(name, spec);
+  auto it = pipelines_.find(key);
   if (it != pipelines_.end()) {
     check(it->second.bindings == bindings, "shader {} bound with {} buffers, built with {}", name, bindings,
           it->second.bindings);
@@ -65,12 +66,16 @@ const Pipeline& Pipelines::get(const std::string& name, uint32_t bindings) {
   ci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
   ci.stage.module = mod;
   ci.stage.pName = "main";
+  std::vector<VkSpecializationMapEntry> entries(spec.size());
+  for (uint32_t i = 0; i < spec.size(); ++i) entries[i] = {i, 4 * i, 4};
+  VkSpecializationInfo si{static_cast<uint32_t>(entries.size()), entries.data(), 4 * spec.size(), spec.data()};
+  if (!spec.empty()) ci.stage.pSpecializationInfo = &si;
   ci.layout = p.layout;
   const VkResult r = vkCreateComputePipelines(ctx_.device(), ctx_.pipeline_cache(), 1, &ci, nullptr, &p.pipeline);
   vkDestroyShaderModule(ctx_.device(), mod, nullptr);
   vk_check(r, "vkCreateComputePipelines");
   ctx_.check_messages("building pipeline " + name);
-  return pipelines_[name] = p;
+  return pipelines_[std::move(key)] = p;
 }
 
 }  // namespace ts::vk

@@ -1,9 +1,12 @@
 #pragma once
 // Compute pipelines built from the embedded SPIR-V variants, once per process (through the
-// VkPipelineCache), each with a layout of N storage buffers and a 128-byte push-constant block.
+// VkPipelineCache), each with a layout of N storage buffers and a 128-byte push-constant block,
+// and per set of specialization-constant values.
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "vulkan/runtime.h"
 
@@ -24,8 +27,9 @@ class Pipelines {
   ~Pipelines();
   Pipelines(const Pipelines&) = delete;
   Pipelines& operator=(const Pipelines&) = delete;
-  // The pipeline of SPIR-V variant `name` with `bindings` storage buffers; Error when unknown.
-  const Pipeline& get(const std::string& name, uint32_t bindings);
+  // The pipeline of SPIR-V variant `name` with `bindings` storage buffers, specialised with
+  // constant_id i = spec[i] (none: the shader's defaults); Error when unknown.
+  const Pipeline& get(const std::string& name, uint32_t bindings, const std::vector<uint32_t>& spec = {});
 
  private:
   VkDescriptorSetLayout set_layout(uint32_t bindings);
@@ -33,7 +37,7 @@ class Pipelines {
   Context& ctx_;
   std::map<uint32_t, VkDescriptorSetLayout> set_layouts_;
   std::map<uint32_t, VkPipelineLayout> layouts_;
-  std::map<std::string, Pipeline> pipelines_;
+  std::map<std::pair<std::string, std::vector<uint32_t>>, Pipeline> pipelines_;  // by (variant, spec)
 };
 
 }  // namespace ts::vk

@@ -6,9 +6,10 @@
 
 namespace ts::vk {
 
-std::string Target::variant(const std::string& kernel, bool reducing) const {
-  const char* dt = dtype == DType::F16 ? "f16" : dtype == DType::BF16 ? "bf16" : "f32";
-  return kernel + "_" + dt + (reducing && subgroups ? "_sg" : "");
+std::string Target::variant(Kernel k) const {
+  std::optional<std::string> name = variant_name(k, dtype, subgroups);
+  check(name.has_value(), "vulkan: no {} variant of {} (vulkan/kernels.inc)", dtype_name(dtype), kernel_info(k).id);
+  return *name;
 }
 
 Push& Push::u(int64_t v) {

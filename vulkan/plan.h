@@ -15,6 +15,7 @@
 #include "core/op.h"
 #include "core/ops/op_refs.h"
 #include "vulkan/runtime.h"
+#include "vulkan/shader_table.h"
 
 namespace ts::vk {
 
@@ -36,9 +37,12 @@ struct Binding {
 };
 
 struct Dispatch {
-  std::string shader;             // variant name, e.g. "norms_rms_f16_sg"
+  std::string shader;             // variant name, e.g. "norms_rms_f16_sg" (Target::variant)
   std::vector<Binding> bindings;  // binding i = bindings[i]
   std::vector<uint32_t> push;         // push-constant words (uints and float bits)
+  // Specialization constants: word i is the value of the shader's constant_id i (none: the
+  // shader's defaults). One pipeline is built per (variant, spec words).
+  std::vector<uint32_t> spec;
   std::array<uint32_t, 3> groups{1, 1, 1};
 };
 
@@ -60,8 +64,9 @@ struct Target {
   // starting at an aligned offset; one window when the tensor fits. Error when no row split works.
   std::vector<std::pair<int64_t, int64_t>> row_windows(int64_t rows, uint64_t row_bytes) const;
 
-  // "norms_rms" -> "norms_rms_bf16_sg" (the _sg suffix only for kernels built both ways).
-  std::string variant(const std::string& kernel, bool reducing = false) const;
+  // Kernel::norms_rms -> "norms_rms_bf16_sg": this dtype's variant, the subgroup build where the
+  // device has subgroups and the kernel list (vulkan/kernels.inc) says the kernel has one.
+  std::string variant(Kernel k) const;
 };
 
 // Push-constant words built field by field, in the order of the shader's block.

@@ -61,7 +61,7 @@ std::vector<Dispatch> attn(const Target& tg, const Attn& a, bool mla) {
   const int64_t group = a.nh / a.nkv, nrows = group * a.q_len, blocks = ceil_div(nrows, rows);
   const Split sp = key_split(blocks * a.nkv * a.batch, a.kv_lens.empty() ? a.kv_len : a.capacity, tg);
   Dispatch d;
-  d.shader = tg.variant(mla ? "attn_mla" : "attn_fa");
+  d.shader = tg.variant(mla ? Kernel::attn_mla : Kernel::attn_fa);
   d.bindings = {a.q, a.k1, a.k2, a.v, "out", a.kv_lens.empty() ? a.q : a.kv_lens, a.q};
   if (sp.pieces > 1) {
     const uint64_t bytes = 4ull * a.batch * a.nkv * nrows * sp.pieces * (a.dv + 2);
@@ -78,7 +78,7 @@ std::vector<Dispatch> attn(const Target& tg, const Attn& a, bool mla) {
   check_grid(d, tg);
   std::vector<Dispatch> out{d};
   if (sp.pieces > 1) {
-    d.shader = tg.variant("attn_combine");
+    d.shader = tg.variant(Kernel::attn_combine);
     d.groups[0] = static_cast<uint32_t>(nrows);
     check_grid(d, tg);
     out.push_back(std::move(d));

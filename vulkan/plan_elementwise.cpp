@@ -5,13 +5,14 @@
 namespace ts::vk {
 
 namespace {
-constexpr int64_t kWg = 256;  // elementwise.comp: WG
+constexpr uint32_t kWg = 256;  // elementwise.comp's work-group size (its specialization constant 0)
 
 // Push block of elementwise.comp: rows, cols, a, b, f.
-Dispatch ew(const Target& tg, const char* kernel, std::vector<Binding> bindings, int64_t rows, int64_t cols,
+Dispatch ew(const Target& tg, Kernel kernel, std::vector<Binding> bindings, int64_t rows, int64_t cols,
             int64_t a = 0, int64_t b = 0, float f = 0) {
   Dispatch d;
   d.shader = tg.variant(kernel);
+  d.spec = {kWg};
   d.bindings = std::move(bindings);
   d.push = Push().u(rows).u(cols).u(a).u(b).f(f).words();
   d.groups = grid_2d(rows, cols, kWg, tg);
@@ -21,26 +22,26 @@ Dispatch ew(const Target& tg, const char* kernel, std::vector<Binding> bindings,
 
 void add_elementwise_planners(PlannerTable& t) {
   add_planner(t, ops::gelu, [](const GeluParams& p, const TensorMap&, const Target& tg) {
-    return std::vector{ew(tg, "ew_gelu", {"x", "out"}, 1, p.len)};
+    return std::vector{ew(tg, Kernel::ew_gelu, {"x", "out"}, 1, p.len)};
   });
   add_planner(t, ops::add_inplace, [](const AddInplaceParams& p, const TensorMap&, const Target& tg) {
-    return std::vector{ew(tg, "ew_add", {"residual", "x"}, 1, p.len)};
+    return std::vector{ew(tg, Kernel::ew_add, {"residual", "x"}, 1, p.len)};
   });
   add_planner(
       t, ops::scaled_add_inplace, [](const ScaledAddInplaceParams& p, const TensorMap&, const Target& tg) {
-        return std::vector{ew(tg, "ew_scaled_add", {"dst", "src"}, 1, p.len, 0, 0, p.scale)};
+        return std::vector{ew(tg, Kernel::ew_scaled_add, {"dst", "src"}, 1, p.len, 0, 0, p.scale)};
       });
   add_planner(t, ops::add_bias, [](const AddBiasParams& p, const TensorMap&, const Target& tg) {
-    return std::vector{ew(tg, "ew_add_bias", {"data", "bias"}, p.rows, p.cols)};
+    return std::vector{ew(tg, Kernel::ew_add_bias, {"data", "bias"}, p.rows, p.cols)};
   });
   add_planner(
       t, ops::fused_silu_mul_split, [](const FusedSiluMulSplitParams& p, const TensorMap&, const Target& tg) {
-        return std::vector{ew(tg, "ew_silu_mul", {"gate_up", "out"}, p.tokens, p.im)};
+        return std::vector{ew(tg, Kernel::ew_silu_mul, {"gate_up", "out"}, p.tokens, p.im)};
       });
   add_planner(
       t, ops::fused_silu_mul_split_strided,
       [](const FusedSiluMulSplitStridedParams& p, const TensorMap&, const Target& tg) {
-        return std::vector{ew(tg, "ew_silu_mul", {"gate_up", "out"}, p.tokens, p.intermediate, p.in_row_offset,
+        return std::vector{ew(tg, Kernel::ew_silu_mul, {"gate_up", "out"}, p.tokens, p.intermediate, p.in_row_offset,
                               p.out_row_offset)};
       });
 }

@@ -20,10 +20,10 @@ void add_gemm_planners(PlannerTable& t) {
       d.bindings = {"a", Binding("b", n0 * row_bytes, nn * row_bytes), "out"};
       d.push = Push().u(p.m).u(nn).u(p.k).u(p.n).u(n0).words();
       if (p.m <= kGemvMaxM) {
-        d.shader = tg.variant("gemv", true);
+        d.shader = tg.variant(Kernel::gemv);
         d.groups = {groups_for(nn, kGemvRows, tg.group_cap), 1, 1};
       } else {
-        d.shader = tg.variant("gemm_tiled");
+        d.shader = tg.variant(Kernel::gemm_tiled);
         d.groups = {ceil_div(nn, kTile), ceil_div(p.m, kTile), 1};
       }
       out.push_back(std::move(d));

@@ -6,7 +6,7 @@
 namespace ts::vk {
 
 namespace {
-constexpr int64_t kWg = 256;  // layout.comp: WG
+constexpr uint32_t kWg = 256;  // layout.comp's work-group size (its specialization constant 0)
 
 // dst[dof + i0 ds0 + i1 ds1 + i2] = src[so + i0 ss0 + i1 ss1 + i2] over [n0, n1, n2].
 struct Copy3d {
@@ -15,7 +15,8 @@ struct Copy3d {
 
 Dispatch copy(const Target& tg, const std::string& src, const std::string& dst, const Copy3d& c) {
   Dispatch d;
-  d.shader = tg.variant("layout_copy");
+  d.shader = tg.variant(Kernel::layout_copy);
+  d.spec = {kWg};
   d.bindings = {src, dst};
   d.push = Push().u(c.n0).u(c.n1).u(c.n2).u(c.so).u(c.ss0).u(c.ss1).u(c.dof).u(c.ds0).u(c.ds1).u(0).u(0).u(0).words();
   d.groups = grid_2d(c.n0 * c.n1, c.n2, kWg, tg);
@@ -30,7 +31,8 @@ std::vector<Dispatch> gather(const Target& tg, const TensorMap& io, int64_t rows
   std::vector<Dispatch> out;
   for (auto [r0, nr] : tg.row_windows(table.shape().at(0), row_bytes)) {
     Dispatch d;
-    d.shader = tg.variant("layout_gather");
+    d.shader = tg.variant(Kernel::layout_gather);
+    d.spec = {kWg};
     d.bindings = {Binding("table", r0 * row_bytes, nr * row_bytes), "ids", "out"};
     d.push = Push().u(rows).u(dim).u(r0).u(nr).words();
     d.groups = grid_2d(rows, dim, kWg, tg);
@@ -91,7 +93,8 @@ void add_layout_planners(PlannerTable& t) {
         std::vector<Dispatch> out;
         for (int64_t i = 0; i < p.m; ++i) {
           Dispatch d;
-          d.shader = tg.variant("layout_append_at");
+          d.shader = tg.variant(Kernel::layout_append_at);
+          d.spec = {kWg};
           d.bindings = {"new_data", "caches." + std::to_string(i), "cache_lens"};
           d.push = Push()
                        .u(p.nkv).u(1).u(p.hd)                       // n0, n1, n2

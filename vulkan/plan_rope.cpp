@@ -17,7 +17,7 @@ struct Rope {
 Dispatch rope(const Target& tg, const Rope& r) {
   const int64_t rot = r.rotary_dim ? r.rotary_dim : r.hd;
   Dispatch d;
-  d.shader = tg.variant("rope", true);
+  d.shader = tg.variant(Kernel::rope);
   d.bindings = {r.src, r.dst, r.w, "cos", "sin", r.positions.empty() ? r.src : r.positions};
   d.push = Push()
                .u(r.rows).u(r.heads).u(r.hd).u(rot / 2).u(r.mode).f(r.eps)

@@ -11,8 +11,10 @@
 #include "dtype.glsl"
 #include "math.glsl"
 
-#define WG 256
-layout(local_size_x = WG) in;
+// The work-group size is specialization constant 0, which the planner sets (plan_elementwise.cpp: kWg;
+// 256 when unset). Any size is correct: the loops stride by the grid.
+layout(local_size_x = 256, local_size_x_id = 0) in;
+#define WG gl_WorkGroupSize.x
 layout(push_constant) uniform Push { uint rows, cols, a, b; float f; } p;
 
 #if defined(KERNEL_EW_GELU) || defined(KERNEL_EW_SILU_MUL)
