@@ -6,22 +6,14 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/expect_error.h"
+
 #include "core/case_file.h"
 #include "core/op.h"
 #include "core/ops/core_params.h"
 
 namespace ts {
 namespace {
-
-void expect_error(const std::function<void()>& fn, const std::string& needle) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << "message: " << e.what();
-    return;
-  }
-  ADD_FAILURE() << "no Error; expected one mentioning \"" << needle << "\"";
-}
 
 // A generated case of `op` as a case file (inputs only), after checking that it loads as is.
 SafetensorsFile case_file(const std::string& op_name, const ParamMap& m) {

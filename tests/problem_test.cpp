@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/expect_error.h"
+
 #include "conformance/check.h"
 #include "core/case_file.h"
 #include "core/host_backend.h"
@@ -31,6 +33,8 @@ struct ToyParams {
     v("rows", rows); v("dim", dim); v("n", n); v("kind", kind); v("kv_dtype", kv_dtype);
   }
 };
+
+int toy_validations = 0;  // validate_data calls: a case is validated once, however it is run
 
 void toy_reference(const ToyParams& p, TensorMap& t) {
   const auto ids = to_indices(t.at("ids"));
@@ -60,6 +64,7 @@ const Op& toy_op() {
       },
       .validate_params = [](const ToyParams& p) { positive(p.rows, "rows"); positive(p.n, "n"); },
       .validate_data = [](const ToyParams& p, const TensorMap& t) {
+        ++toy_validations;
         for (int64_t id : to_indices(t.at("ids"))) check(id >= 0 && id < p.rows, "ids: {} is out of range", id);
       },
       .generate = [](const ToyParams& p, TensorMap& t, Rng& r) {
@@ -89,16 +94,6 @@ const Op& toy_op() {
 
 const Params kToy = Params::of(ToyParams{.rows = 5, .dim = 3, .n = 9, .kind = QuantKind::Q6_K, .kv_dtype = KvDtype::F8_E4M3});
 
-void expect_error(const std::function<void()>& fn, const std::string& needle) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << "message: " << e.what();
-    return;
-  }
-  ADD_FAILURE() << "no Error; expected one mentioning \"" << needle << "\"";
-}
-
 TEST(EnumParams, ParsedAndWrittenByName) {
   const ParamMap m = {{"rows", "2"}, {"dim", "3"}, {"n", "4"}, {"kind", "Q5_K"}, {"kv_dtype", "BF16"}};
   const Params p = toy_op().parse(m);
@@ -117,6 +112,11 @@ TEST(EnumParams, UnknownNameListsTheValidOnes) {
   m["kind"] = "Q4_K";
   m["kv_dtype"] = "fp8";
   expect_error([&] { toy_op().parse(m); }, "'fp8' is not a KV-cache dtype (one of F16|BF16|F8_E4M3|I8)");
+}
+
+TEST(EnumParams, NameCasesAndPresets) {
+  EXPECT_EQ(named(QuantKind::Q4_K, "m1_n4096_k14336"), "Q4_K_m1_n4096_k14336");
+  EXPECT_EQ(named(std::tuple{QuantKind::Q6_K, KvDtype::F8_E4M3}, "b8"), "Q6_K_F8_E4M3_b8");
 }
 
 TEST(EnumParams, ListedWithTheirValues) {
@@ -278,6 +278,31 @@ TEST(SupportPerProblem, ABackendMayTakeOneKindAndNotAnother) {
   Case c = generate_case(q6, 1);
   TensorMap io = working_set(c);
   expect_error([&] { run_case(b, c, io); }, "toy does not support toy_pool_gather (F32, kind=Q6_K kv_dtype=F8_E4M3): Q4_K only so far");
+}
+
+// The matrix's path for one case: support asked once, the case validated once when it is made, and
+// neither repeated by the two runs of the judge (the second checks determinism).
+TEST(SupportPerProblem, ValidationAndSupportRunOncePerCase) {
+  int asked = 0;
+  KernelTable k;
+  k.add(OpRef<ToyParams>{"toy_pool_gather"}, toy_reference, [&](const Problem&) {
+    ++asked;
+    return Support::yes();
+  });
+  HostBackend b("toy", std::move(k));
+  const Problem pr = make_problem(toy_op(), kToy, DType::F32);
+  toy_validations = 0;
+  ASSERT_TRUE(b.supports(pr).ok);
+  const Case c = generate_case(pr, 4);
+  EXPECT_TRUE(check_case(b, c, true).pass);
+  EXPECT_EQ(asked, 1);
+  EXPECT_EQ(toy_validations, 1);
+  // A case file: validated once when read.
+  const SafetensorsFile f = case_to_file(toy_op(), c.params, c.tensors, c.expected, c.seed);
+  toy_validations = 0;
+  const Case back = case_from_file(f, toy_op());
+  EXPECT_TRUE(check_case(b, back, true).pass);
+  EXPECT_EQ(toy_validations, 1);
 }
 
 TEST(SupportPerProblem, DeviceDtypeGateNamesTheTensor) {

@@ -14,6 +14,8 @@
 #include <Eigen/Dense>
 #include <gtest/gtest.h>
 
+#include "tests/expect_error.h"
+
 #include "core/metrics.h"
 #include "core/op.h"
 #include "core/ops/core_params.h"
@@ -309,15 +311,6 @@ ParamMap fa_map(std::map<std::string, std::string> over) {
              {"kv_seq_stride", "0"}, {"sliding_window", "0"}};
   for (auto& [k, v] : over) m[k] = v;
   return m;
-}
-
-void expect_error(const std::function<void()>& f, const std::string& fragment) {
-  try {
-    f();
-    ADD_FAILURE() << "no error; expected one mentioning '" << fragment << "'";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
-  }
 }
 
 TEST(AttentionRopeValidation, BadParametersAndDataAreErrors) {

@@ -2,6 +2,8 @@
 // Small helpers for writing op descriptions (core/ops/<family>/<op>.cpp), so each description reads
 // as data: tensors, checks, generator, presets, tolerance, cost.
 #include <string>
+#include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "core/op.h"
@@ -28,6 +30,15 @@ template <NamedEnum E> TensorDecl dtype_from(TensorDecl d, const char* param, E 
   d.param = fmt::format("{}={}", param, enum_name(value));
   return d;
 }
+
+// A case or preset name that leads with its enum values, as kernel engineers name them:
+// named({QuantKind::Q4_K}, "m1_n4096_k14336") -> "Q4_K_m1_n4096_k14336".
+template <NamedEnum... E> std::string named(std::tuple<E...> values, std::string_view rest) {
+  std::string s;
+  std::apply([&](auto... v) { ((s += std::string(enum_name(v)) + "_"), ...); }, values);
+  return s + std::string(rest);
+}
+template <NamedEnum E> std::string named(E value, std::string_view rest) { return named(std::tuple{value}, rest); }
 
 // Parameter checks that produce the one-line errors the CLI prints.
 inline void positive(int64_t v, const char* name) { check(v > 0, "parameter '{}' must be positive, is {}", name, v); }
