@@ -2,12 +2,14 @@
 // The scalar reference of every op: plain loops in double, written to be read. Compiled without
 // fast-math and without FMA contraction, so every machine produces the same bits (the goldens).
 #include "core/ops/core_params.h"
+#include "core/ops/quant_params.h"
 #include "core/tensor.h"
 
 namespace ts::ref {
 
 #define X(name, P) void name(const P& p, TensorMap& t);
 #include "core/ops/core_ops.inc"
+#include "core/ops/quant_ops.inc"
 #undef X
 
 }  // namespace ts::ref

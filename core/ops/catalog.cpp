@@ -2,17 +2,20 @@
 // core/ops/<family>/<op>.cpp and is reached through op_<name>().
 #include "core/op.h"
 #include "core/ops/core_params.h"
+#include "core/ops/quant_params.h"
 
 namespace ts {
 
 #define X(name, P) const Op& op_##name();
 #include "core/ops/core_ops.inc"
+#include "core/ops/quant_ops.inc"
 #undef X
 
 const std::vector<const Op*>& all_ops() {
   static const std::vector<const Op*> ops = {
 #define X(name, P) &op_##name(),
 #include "core/ops/core_ops.inc"
+#include "core/ops/quant_ops.inc"
 #undef X
   };
   return ops;

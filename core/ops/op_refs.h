@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "core/ops/core_params.h"
+#include "core/ops/quant_params.h"
 
 namespace ts {
 
@@ -16,6 +17,7 @@ template <class P> struct OpRef {
 namespace ops {
 #define X(name, P) inline constexpr OpRef<P> name{#name};
 #include "core/ops/core_ops.inc"
+#include "core/ops/quant_ops.inc"
 #undef X
 }  // namespace ops
 

@@ -1,0 +1,51 @@
+#pragma once
+// The GGUF block formats touchstone implements: one row per kind with its block size in values and in
+// bytes and its reference functions. Everything that needs a block size (validation of row bytes,
+// generators, cost models, backends' planners) reads this table, so a kind is described once.
+//
+// Layouts are exactly ggml's (ggml-common.h), so the bytes of a real GGUF tensor load unchanged:
+//   Q4_0  {d f16, qs[16]}                                  32 values, 18 bytes
+//   Q4_1  {d f16, m f16, qs[16]}                           32 values, 20 bytes
+//   Q8_0  {d f16, qs[32] int8}                             32 values, 34 bytes
+//   Q4_K  {d f16, dmin f16, scales[12], qs[128]}          256 values, 144 bytes
+//   Q5_K  {d f16, dmin f16, scales[12], qh[32], qs[128]}  256 values, 176 bytes
+//   Q6_K  {ql[128], qh[64], scales[16] int8, d f16}       256 values, 210 bytes
+// Multi-byte fields are little-endian, as ggml writes them on every machine it supports.
+#include <cstddef>
+#include <cstdint>
+
+#include "core/kinds.h"
+
+namespace ts::quant {
+
+inline constexpr int64_t kQK = 32;     // values per block of the legacy kinds (Q4_0, Q4_1, Q8_0)
+inline constexpr int64_t kQK_K = 256;  // values per super-block of the k-quants
+
+// Dequantizes `n` values (a multiple of the kind's block) from `blocks` into `out`.
+using DequantizeRowFn = void (*)(const uint8_t* blocks, float* out, int64_t n);
+// Quantizes `n` values (a multiple of the kind's block) from `x` into `blocks`, as ggml's
+// quantize_row_*_ref does (no importance matrix): the bytes llama.cpp's quantizer writes.
+using QuantizeRowFn = void (*)(const float* x, uint8_t* blocks, int64_t n);
+
+struct Format {
+  QuantKind kind;
+  int64_t block_elems;  // values per block
+  int64_t block_bytes;  // bytes per block
+  DequantizeRowFn dequantize_row;
+  QuantizeRowFn quantize_row;
+};
+
+// The row of a GGUF block kind; nullptr for the plain kinds (F32, F16, BF16), which have no blocks.
+const Format* format(QuantKind k);
+
+// The row of a block kind, or an Error naming `what` (the parameter) and the kinds that have blocks.
+const Format& block_format(QuantKind k, const char* what = "kind");
+
+// Bytes of one row of n_cols values (n_cols a multiple of the block: check with check_row first).
+inline int64_t row_bytes(const Format& f, int64_t n_cols) { return n_cols / f.block_elems * f.block_bytes; }
+
+// An Error unless n_cols is a positive multiple of the kind's block size, naming `what` (the
+// parameter) and the block size expected.
+void check_row(const Format& f, int64_t n_cols, const char* what = "n_cols");
+
+}  // namespace ts::quant
