@@ -516,7 +516,7 @@ const Format& block_format(QuantKind k, const char* what) {
   const Format* f = format(k);
   if (!f) {
     std::string kinds;
-    for (const Format& g : kFormats) kinds += (kinds.empty() ? "" : "|") + std::string(enum_name(g.kind));
+    for (const Format& g : kFormats) kinds += fmt::format("{}{}", kinds.empty() ? "" : "|", enum_name(g.kind));
     fail("parameter '{}': {} is not a GGUF block kind (expected one of {})", what, enum_name(k), kinds);
   }
   return *f;

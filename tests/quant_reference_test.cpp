@@ -294,6 +294,48 @@ TEST(QuantHandBuilt, Q6_KSignedScalesAtMinus128And127) {
   }
 }
 
+// Known encodings: Q8_0 rounds halves away from zero (roundf), Q4_0 rounds by +8.5 and truncation
+// (halves up) and maps the value of largest magnitude to level 0; an all-zero block has d = 0.
+TEST(QuantHandBuilt, KnownEncodingsAndTheirRounding) {
+  std::vector<float> x(32, 0.0f);
+  x[0] = 127;  // amax 127: d = 1 exactly
+  const float halves[] = {0.5f, 1.5f, 2.5f, -0.5f, -2.5f, 126.5f};
+  const int8_t want[] = {1, 2, 3, -1, -3, 127};
+  for (int i = 0; i < 6; ++i) x[1 + i] = halves[i];
+  std::vector<uint8_t> q(34);
+  quant::block_format(QuantKind::Q8_0).quantize_row(x.data(), q.data(), 32);
+  EXPECT_EQ(q[0] | q[1] << 8, 0x3c00);  // f16 1.0
+  EXPECT_EQ(static_cast<int8_t>(q[2]), 127);
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(static_cast<int8_t>(q[3 + i]), want[i]) << halves[i];
+
+  // Q4_0: the largest magnitude is -8 (negative), so d = 1 and value v sits at level v + 8.
+  std::vector<float> y(32, 0.0f);
+  y[0] = -8;
+  y[1] = 7;
+  y[2] = 0.5f;   // level 8.5 + 0.5 = 9 (a half rounds up)
+  y[3] = -0.5f;  // 8
+  y[17] = 7.9f;  // capped at 15
+  std::vector<uint8_t> b(18);
+  quant::block_format(QuantKind::Q4_0).quantize_row(y.data(), b.data(), 32);
+  EXPECT_EQ(b[0] | b[1] << 8, 0x3c00);
+  EXPECT_EQ(b[2] & 0xF, 0);
+  EXPECT_EQ(b[3] & 0xF, 15);
+  EXPECT_EQ(b[4] & 0xF, 9);
+  EXPECT_EQ(b[5] & 0xF, 8);
+  EXPECT_EQ(b[3] >> 4, 15);  // value 17
+  EXPECT_EQ(b[2] >> 4, 8);   // value 16: zero
+
+  std::vector<float> zeros(256, 0.0f);
+  for (QuantKind k : {QuantKind::Q4_0, QuantKind::Q4_1, QuantKind::Q8_0, QuantKind::Q4_K, QuantKind::Q5_K, QuantKind::Q6_K}) {
+    const quant::Format& f = quant::block_format(k);
+    std::vector<uint8_t> z(static_cast<size_t>(quant::row_bytes(f, 256)), 0xA5);
+    f.quantize_row(zeros.data(), z.data(), 256);
+    std::vector<float> back(256, 1.0f);
+    f.dequantize_row(z.data(), back.data(), 256);
+    for (int i = 0; i < 256; ++i) EXPECT_EQ(back[i], 0.0f) << enum_name(k) << " " << i;
+  }
+}
+
 // --- round trips ---------------------------------------------------------------------------------
 
 // The step of value i's (sub-)block, as decoded from the bytes: the difference between adjacent
@@ -325,6 +367,8 @@ TEST(QuantRoundTrip, ErrorWithinOneStepOfItsBlock) {
     const int64_t n = 4 * 256;
     Rng r(42);
     for (double sigma : {0.02, 1.0, 300.0}) {
+      // These sigmas keep the f16 scales normal; far below (sigma ~1e-4) d goes subnormal and the
+      // step itself is coarse, in ggml as here.
       std::vector<float> x(n);
       for (auto& v : x) v = static_cast<float>(sigma * r.normal());
       std::vector<uint8_t> q(static_cast<size_t>(quant::row_bytes(f, n)));
@@ -390,7 +434,7 @@ TEST(QuantValidation, OneLineErrorsNamingWhatWasExpected) {
   g.tensors["x"].set(5, 1.0);
   EXPECT_NO_THROW(case_from_file(g));
   g.tensors["expected.bytes"] = Tensor(DType::U8, {1, 30});
-  expect_error([&] { case_from_file(g); }, "bytes");
+  expect_error([&] { case_from_file(g); }, "expected.bytes: U8 [1,30], the op produces U8 [1,34]");
 }
 
 // The generators write what the formats allow: the dequantize cases decode to finite values, and

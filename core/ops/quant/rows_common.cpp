@@ -3,6 +3,8 @@
 #include <cmath>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "core/ops/describe.h"
 
 namespace ts::quant_rows {
@@ -81,7 +83,7 @@ std::vector<Preset<QuantRowsParams>> cases(const std::vector<DType>& small_dtype
                       QuantKind::Q6_K}) {
     const int64_t blk = quant::block_format(k).block_elems;
     const auto add = [&](int64_t rows, int64_t blocks, Tier tier, std::vector<DType> dts) {
-      v.push_back({named(k, "r" + std::to_string(rows) + "_c" + std::to_string(blocks * blk)), tier,
+      v.push_back({named(k, fmt::format("r{}_c{}", rows, blocks * blk)), tier,
                    {k, rows, blocks * blk}, std::move(dts)});
     };
     add(1, 1, Tier::Smoke, small_dtypes);
