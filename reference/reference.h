@@ -1,6 +1,8 @@
 #pragma once
 // The scalar reference of every op: plain loops in double, written to be read. Compiled without
 // fast-math and without FMA contraction, so every machine produces the same bits (the goldens).
+// The exception: the GGUF block formats (quant_blocks.cpp) compute in float, in ggml's order, since
+// ggml's float code is their definition.
 #include "core/ops/core_params.h"
 #include "core/ops/quant_params.h"
 #include "core/tensor.h"

@@ -11,6 +11,8 @@
 //   Q5_K  {d f16, dmin f16, scales[12], qh[32], qs[128]}  256 values, 176 bytes
 //   Q6_K  {ql[128], qh[64], scales[16] int8, d f16}       256 values, 210 bytes
 // Multi-byte fields are little-endian, as ggml writes them on every machine it supports.
+// The table and its functions are defined in reference/quant_blocks.cpp, compiled with the
+// reference's flags (no FMA contraction, no fast-math).
 #include <cstddef>
 #include <cstdint>
 
