@@ -526,6 +526,9 @@ void check_row(const Format& f, int64_t n_cols, const char* what) {
   check(n_cols > 0 && n_cols % f.block_elems == 0,
         "parameter '{}': {} is not a positive multiple of {}'s block of {} values", what, n_cols,
         enum_name(f.kind), f.block_elems);
+  // row_bytes must not overflow (a hostile case file may ask for any n_cols).
+  check(n_cols / f.block_elems <= std::numeric_limits<int64_t>::max() / f.block_bytes,
+        "parameter '{}': {} values of {} are more bytes than a tensor can hold", what, n_cols, enum_name(f.kind));
 }
 
 }  // namespace ts::quant

@@ -412,6 +412,8 @@ TEST(QuantValidation, OneLineErrorsNamingWhatWasExpected) {
                  "parameter 'n_cols': 320 is not a positive multiple of Q4_K's block of 256 values");
     expect_error([&] { op->parse({{"kind", "Q8_0"}, {"n_rows", "2"}, {"n_cols", "0"}}); },
                  "parameter 'n_cols': 0 is not a positive multiple of Q8_0's block of 32 values");
+    expect_error([&] { op->parse({{"kind", "Q8_0"}, {"n_rows", "1"}, {"n_cols", "9223372036854775776"}}); },
+                 "parameter 'n_cols': 9223372036854775776 values of Q8_0 are more bytes than a tensor can hold");
     expect_error([&] { op->parse({{"kind", "Q8_0"}, {"n_rows", "0"}, {"n_cols", "32"}}); },
                  "parameter 'n_rows' must be positive");
     expect_error([&] { op->parse({{"kind", "Q9_K"}, {"n_rows", "1"}, {"n_cols", "32"}}); }, "'Q9_K' is not a weight kind");

@@ -1,5 +1,7 @@
 // dequantize: out[n_rows, n_cols] F32 = the GGUF blocks of `kind` in bytes[n_rows, row_bytes], decoded
 // as ggml's dequantize_row_* decodes them.
+#include <limits>
+
 #include "core/ops/describe.h"
 #include "core/ops/quant/rows_common.h"
 #include "reference/reference.h"
@@ -15,7 +17,9 @@ void check_row_bytes(QuantRowsParams& p, const TensorMap& t) {
   auto it = t.find("bytes");
   if (it == t.end() || it->second.shape().size() != 2) return;  // the declaration check reports these
   const quant::Format* f = quant::format(p.kind);
-  if (!f || p.n_cols <= 0 || p.n_cols % f->block_elems != 0) return;  // check() reports these
+  if (!f || p.n_cols <= 0 || p.n_cols % f->block_elems != 0 ||
+      p.n_cols / f->block_elems > std::numeric_limits<int64_t>::max() / f->block_bytes)
+    return;  // quant_rows::check reports these
   const int64_t want = quant::row_bytes(*f, p.n_cols);
   const int64_t got = it->second.shape()[1];
   check(got == want, "tensor 'bytes': rows of {} bytes, expected {} ({} {} values = {} blocks of {} bytes)", got, want,
