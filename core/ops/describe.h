@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "core/checked.h"
 #include "core/op.h"
 #include "core/tolerance.h"
 
