@@ -14,5 +14,5 @@ ninja -C "$build" safetensors-fuzzer touchstone
 mkdir -p "$here/crashes" "$build/corpus"
 cp -n "$here"/corpus/safetensors/* "$build/corpus/" 2>/dev/null || true
 bash "$here/make-op-seeds.sh" "$build/cli/touchstone" "$build/corpus"
-"$build/fuzz/safetensors-fuzzer" -max_total_time="$seconds" -max_len=32768 -rss_limit_mb=2048 \
+"$build/fuzz/safetensors-fuzzer" -max_total_time="$seconds" -max_len=81920 -rss_limit_mb=2048 \
   -artifact_prefix="$here/crashes/" "$build/corpus" "$here/corpus/safetensors"

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iostream>
 #include <limits>
 #include <string>
 #include <utility>
@@ -220,6 +221,21 @@ TEST(Hostile, MemoryBudget) {
   const std::string bytes = serialize_safetensors(file("gemm", {}, {{"a", DType::F32, {1 << 16}}}));
   const ScopedEnv tiny("TOUCHSTONE_MEMORY_BUDGET", "64K");
   expect_error([&] { parse_safetensors(bytes); }, "the file's tensors need");
+}
+
+// The default budget (a quarter of physical memory) must never refuse the project's own presets: the
+// largest (F32, the widest float) stays far below what a 4 GiB machine allows.
+TEST(Hostile, EveryPresetFitsASmallBudget) {
+  uint64_t largest = 0;
+  std::string which;
+  for (const Op* op : all_ops())
+    for (const auto* list : {&op->cases(), &op->benches()})
+      for (const auto& c : *list) {
+        const uint64_t b = decls_footprint(op->tensors(c.params, DType::F32));
+        if (b > largest) largest = b, which = op->name() + "/" + c.name;
+      }
+  EXPECT_LE(largest, uint64_t{1} << 30) << which;
+  std::cout << "largest preset: " << which << ", " << largest / (1 << 20) << " MiB\n";
 }
 
 TEST(Hostile, ZeroSizeTensorsCostNothing) {
