@@ -271,7 +271,7 @@ void write_safetensors(const std::string& path, const SafetensorsFile& f) {
   // Every failure past this point removes the temporary file: no partial output is ever left.
   auto give_up = [&tmp](const std::string& msg) {
     std::error_code rm;
-    fs::remove(tmp, rm);
+    if (!fs::is_directory(tmp, rm)) fs::remove(tmp, rm);  // only a file this call created
     throw Error(msg);
   };
   {
