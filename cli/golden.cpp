@@ -64,9 +64,21 @@ void write_manifest(const fs::path& dir) {
   const fs::path tmp = dir / "MANIFEST.partial";
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    check(static_cast<bool>(out << text), "cannot write {}", tmp.string());
+    out << text;
+    out.close();
+    if (!out) {
+      std::error_code ec;
+      fs::remove(tmp, ec);
+      fail("cannot write {}", tmp.string());
+    }
   }
-  fs::rename(tmp, dir / "MANIFEST");
+  std::error_code ec;
+  fs::rename(tmp, dir / "MANIFEST", ec);
+  if (ec) {
+    std::error_code rm;
+    fs::remove(tmp, rm);
+    fail("cannot rename {} to MANIFEST: {}", tmp.string(), ec.message());
+  }
   std::cout << fmt::format("MANIFEST: {} files, {:.1f} KiB in all\n", golden_files(dir).size(), total / 1024.0);
 }
 

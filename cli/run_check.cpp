@@ -1,4 +1,5 @@
 // touchstone gen / run / check: one case file through one backend.
+#include <filesystem>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -16,6 +17,19 @@ namespace {
 std::string single_case_path(const Args& a, const char* cmd) {
   check(a.positional().size() == 1, "{} takes exactly one case file", cmd);
   return a.positional()[0];
+}
+
+// The output file may not be the input file: not the same name, not the same file through a symbolic
+// or hard link (it would replace the case it was computed from). An empty name or a directory is an
+// error before any work is done.
+void check_output_path(const std::string& out, const std::string& input) {
+  namespace fs = std::filesystem;
+  check(!out.empty(), "--out is empty: give the output file's name");
+  std::error_code ec;
+  check(!fs::is_directory(out, ec), "--out '{}' is a directory: give a file name", out);
+  const bool same = fs::exists(out, ec) ? fs::equivalent(out, input, ec)
+                                        : fs::weakly_canonical(out, ec) == fs::weakly_canonical(input, ec);
+  check(!same, "--out '{}' is the input case file '{}': write the outputs elsewhere", out, input);
 }
 
 Backend& available_backend(const Args& a) {
@@ -56,6 +70,7 @@ int cmd_gen(const std::vector<std::string>& argv) {
     }
   }
   const std::string out = a.require("out");
+  check(!out.empty(), "--out is empty: give the output file's name");
   const Case c = generate_case(op, spec->params, dt, seed);
   write_safetensors(out, case_to_file(op, c.params, c.tensors, c.expected, c.seed));
   std::cout << fmt::format("wrote {} ({} {} {}, seed {})\n", out, op.name(), spec->name, dtype_name(dt), seed);
@@ -66,6 +81,7 @@ int cmd_run(const std::vector<std::string>& argv) {
   Args a(argv, {"backend", "out", "device"}, {});
   const std::string path = single_case_path(a, "run");
   const std::string out = a.require("out");
+  check_output_path(out, path);
   Backend& b = available_backend(a);
   const Case c = load_case(path);
   TensorMap io = working_set(c);

@@ -1,5 +1,7 @@
 #include "core/op.h"
 
+#include "core/memory_budget.h"
+
 #include <cmath>
 #include <limits>
 #include <cstring>
@@ -131,6 +133,7 @@ void poison(Tensor& t) {
 }
 
 TensorMap allocate_from_decls(const std::vector<TensorDecl>& decls) {
+  check_memory_budget(decls_footprint(decls), "the case's tensors");
   TensorMap t;
   for (const auto& d : decls) {
     Tensor x(d.dtype, d.shape);

@@ -1,20 +1,26 @@
 #include "core/safetensors.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
-#include <sstream>
+#include <set>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "core/checked.h"
 #include "core/error.h"
+#include "core/memory_budget.h"
 
 namespace ts {
 
 namespace {
 
 using json = nlohmann::json;
+namespace fs = std::filesystem;
 
 // Headers larger than this are refused before any allocation (real files' headers are kilobytes).
 constexpr uint64_t kMaxHeaderBytes = 100ull << 20;
@@ -31,26 +37,76 @@ uint64_t as_u64(const json& j, const std::string& what) {
   return j.get<uint64_t>();
 }
 
-}  // namespace
+// One tensor as the header declares it; its bytes are data[begin, end).
+struct Entry {
+  std::string name;
+  DType dtype = DType::F32;
+  Shape shape;
+  uint64_t begin = 0, end = 0;
+};
 
-SafetensorsFile parse_safetensors(std::string_view bytes) {
-  check(bytes.size() >= 8, "file too short for a safetensors header ({} bytes)", bytes.size());
-  const uint64_t header_len = read_u64_le(bytes.data());
-  check(header_len <= kMaxHeaderBytes, "header length {} is implausibly large", header_len);
-  check(header_len <= bytes.size() - 8, "header length {} runs past the end of the file ({} bytes)",
-        header_len, bytes.size());
-  const std::string_view header = bytes.substr(8, header_len);
-  const std::string_view data = bytes.substr(8 + header_len);
+struct Header {
+  Metadata metadata;
+  std::vector<Entry> entries;
+  uint64_t data_bytes = 0;  // the data section the entries tile exactly
+};
 
-  json h;
+uint64_t header_length(std::string_view first8) {
+  const uint64_t n = read_u64_le(first8.data());
+  check(n <= kMaxHeaderBytes, "header length {} is implausibly large", n);
+  check(n >= 2, "header length {} is too short for a JSON object", n);
+  return n;
+}
+
+// SAX events of a header, only to find a key given twice in one object (a parse error ends the pass
+// quietly: the real parse reports it).
+struct DuplicateKeyFinder {
+  std::vector<std::set<std::string>> open;
+  std::string repeated;
+  bool null() { return true; }
+  bool boolean(bool) { return true; }
+  bool number_integer(json::number_integer_t) { return true; }
+  bool number_unsigned(json::number_unsigned_t) { return true; }
+  bool number_float(json::number_float_t, const std::string&) { return true; }
+  bool string(std::string&) { return true; }
+  bool binary(json::binary_t&) { return true; }
+  bool start_object(std::size_t) { open.emplace_back(); return true; }
+  bool end_object() { open.pop_back(); return true; }
+  bool start_array(std::size_t) { return true; }
+  bool end_array() { return true; }
+  bool key(std::string& k) {
+    if (open.back().insert(k).second) return true;
+    repeated = k;
+    return false;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) { return false; }
+};
+
+// The header as safetensors writes it: one JSON object, starting at its first byte, padded at the end
+// with spaces only; no NUL byte (it would end the JSON for some readers), no key twice in an object.
+json parse_json(std::string_view header) {
+  if (const size_t nul = header.find('\0'); nul != std::string_view::npos)
+    fail("header holds a NUL byte at offset {}", nul);
+  check(header.front() == '{', "header does not start with '{{'");
+  const size_t last = header.find_last_not_of(' ');
+  check(last != std::string_view::npos && header[last] == '}',
+        "header has bytes after its JSON object (only spaces may pad it)");
+  // Duplicate keys: nlohmann keeps the last silently. A first SAX pass (linear, unlike nlohmann's
+  // callback parser) keeps one set of keys per open object and stops at the first repeated key.
+  DuplicateKeyFinder dup;
+  json::sax_parse(header.begin(), header.begin() + static_cast<std::ptrdiff_t>(last + 1), &dup);
+  check(dup.repeated.empty(), "header has the key '{}' twice in one object", dup.repeated);
   try {
-    h = json::parse(header.begin(), header.end());
+    return json::parse(header.begin(), header.begin() + static_cast<std::ptrdiff_t>(last + 1));
   } catch (const json::exception& e) {
     fail("header is not valid JSON: {}", e.what());
   }
-  check(h.is_object(), "header is not a JSON object");
+}
 
-  SafetensorsFile out;
+Header parse_header(std::string_view text) {
+  const json h = parse_json(text);
+  check(h.is_object(), "header is not a JSON object");
+  Header out;
   for (auto it = h.begin(); it != h.end(); ++it) {
     const std::string& name = it.key();
     const json& v = it.value();
@@ -67,43 +123,120 @@ SafetensorsFile parse_safetensors(std::string_view bytes) {
     check(v.contains("shape") && v["shape"].is_array(), "tensor '{}': missing shape", name);
     check(v.contains("data_offsets") && v["data_offsets"].is_array() && v["data_offsets"].size() == 2,
           "tensor '{}': data_offsets must be [begin, end]", name);
+    for (auto k = v.begin(); k != v.end(); ++k)
+      check(k.key() == "dtype" || k.key() == "shape" || k.key() == "data_offsets", "tensor '{}': unknown field '{}'",
+            name, k.key());
+    Entry e;
+    e.name = name;
     const std::string dts = v["dtype"].get<std::string>();
     const auto dt = dtype_from_name(dts);
     check(dt.has_value(), "tensor '{}': unknown dtype '{}'", name, dts);
-    Shape shape;
+    e.dtype = *dt;
     for (const auto& d : v["shape"]) {
       const uint64_t dim = as_u64(d, fmt::format("tensor '{}': a dimension", name));
       check(dim <= (1ull << 40), "tensor '{}': dimension {} is too large", name, dim);
-      shape.push_back(static_cast<int64_t>(dim));
+      e.shape.push_back(static_cast<int64_t>(dim));
     }
-    const uint64_t begin = as_u64(v["data_offsets"][0], fmt::format("tensor '{}': begin", name));
-    const uint64_t end = as_u64(v["data_offsets"][1], fmt::format("tensor '{}': end", name));
-    check(begin <= end, "tensor '{}': data_offsets begin {} > end {}", name, begin, end);
-    check(end <= data.size(), "tensor '{}': data_offsets end {} is past the end of the data ({} bytes)",
-          name, end, data.size());
+    e.begin = as_u64(v["data_offsets"][0], fmt::format("tensor '{}': begin", name));
+    e.end = as_u64(v["data_offsets"][1], fmt::format("tensor '{}': end", name));
+    check(e.begin <= e.end, "tensor '{}': data_offsets begin {} > end {}", name, e.begin, e.end);
     int64_t numel = 0;
     try {
-      numel = shape_numel(shape);
-    } catch (const Error& e) {
-      fail("tensor '{}': {}", name, e.what());
+      numel = shape_numel(e.shape);
+    } catch (const Error& err) {
+      fail("tensor '{}': {}", name, err.what());
     }
-    const uint64_t want = static_cast<uint64_t>(numel) * dtype_size(*dt);
-    check(end - begin == want, "tensor '{}': {} bytes stored but shape {} x {} needs {}", name,
-          end - begin, shape_str(shape), dts, want);
-    Tensor t(*dt, shape);
-    if (want) std::memcpy(t.data(), data.data() + begin, want);
-    out.tensors.emplace(name, std::move(t));
+    const uint64_t want = static_cast<uint64_t>(numel) * dtype_size(e.dtype);  // numel <= 2^40
+    check(e.end - e.begin == want, "tensor '{}': {} bytes stored but shape {} x {} needs {}", name, e.end - e.begin,
+          shape_str(e.shape), dts, want);
+    out.entries.push_back(std::move(e));
+  }
+  // The tensors tile the data section exactly: sorted by offset, each starts where the last ended.
+  std::vector<const Entry*> order;
+  for (const auto& e : out.entries) order.push_back(&e);
+  std::sort(order.begin(), order.end(),
+            [](const Entry* a, const Entry* b) { return a->begin != b->begin ? a->begin < b->begin : a->end < b->end; });
+  uint64_t at = 0;
+  const Entry* prev = nullptr;
+  for (const Entry* e : order) {
+    check(e->begin >= at, "tensor '{}': data_offsets [{}, {}] overlap tensor '{}' (ends at {})", e->name, e->begin,
+          e->end, prev ? prev->name : "", at);
+    check(e->begin == at, "tensor '{}': data_offsets begin {} leaves {} unused bytes after offset {}", e->name,
+          e->begin, e->begin - at, at);
+    at = e->end;
+    prev = e;
+  }
+  out.data_bytes = at;
+  return out;
+}
+
+// Memory the tensors will take on the host (data and guard zones), weighed before any is allocated.
+void check_tensors_fit(const Header& h) {
+  uint64_t total = 0;
+  for (const auto& e : h.entries) total = checked::add_u(total, tensor_footprint(e.dtype, e.shape), "the tensors");
+  check_memory_budget(total, "the file's tensors");
+}
+
+SafetensorsFile build(Header h, std::string_view data) {
+  check(data.size() >= h.data_bytes, "the data section is {} bytes, the tensors need {}", data.size(), h.data_bytes);
+  check(data.size() == h.data_bytes, "{} bytes after the last tensor's data (the tensors must tile the data section)",
+        data.size() - h.data_bytes);
+  check_tensors_fit(h);
+  SafetensorsFile out;
+  out.metadata = std::move(h.metadata);
+  for (auto& e : h.entries) {
+    Tensor t(e.dtype, e.shape);
+    if (e.end > e.begin) std::memcpy(t.data(), data.data() + e.begin, e.end - e.begin);
+    out.tensors.emplace(std::move(e.name), std::move(t));
   }
   return out;
 }
 
+// Reads exactly n bytes, in chunks, so a short or lying stream costs what it holds, not what it claims.
+void read_exact(std::istream& in, uint64_t n, std::string& into, const char* what) {
+  constexpr uint64_t kChunk = 1u << 20;
+  while (n > 0) {
+    const uint64_t step = std::min(n, kChunk);
+    const size_t at = into.size();
+    into.resize(at + step);
+    in.read(into.data() + at, static_cast<std::streamsize>(step));
+    const auto got = static_cast<uint64_t>(in.gcount());
+    check(got == step, "the file ends inside the {} ({} bytes short)", what, n - got);
+    n -= step;
+  }
+}
+
+}  // namespace
+
+SafetensorsFile parse_safetensors(std::string_view bytes) {
+  check(bytes.size() >= 8, "file too short for a safetensors header ({} bytes)", bytes.size());
+  const uint64_t header_len = header_length(bytes.substr(0, 8));
+  check(header_len <= bytes.size() - 8, "header length {} runs past the end of the file ({} bytes)", header_len,
+        bytes.size());
+  Header h = parse_header(bytes.substr(8, header_len));
+  return build(std::move(h), bytes.substr(8 + header_len));
+}
+
 SafetensorsFile read_safetensors(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  check(static_cast<bool>(in), "cannot open '{}'", path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
   try {
-    return parse_safetensors(ss.str());
+    std::error_code ec;
+    check(!fs::is_directory(path, ec), "is a directory, not a case file");
+    std::ifstream in(path, std::ios::binary);
+    check(static_cast<bool>(in), "cannot open the file");
+    // The header's length first, then the header, then exactly the data the header declares: the
+    // body is never read before its length is known, and a stream longer than that is an error.
+    std::string head;
+    read_exact(in, 8, head, "8-byte header length");
+    const uint64_t header_len = header_length(head);
+    std::string text;
+    read_exact(in, header_len, text, "header");
+    Header h = parse_header(text);
+    check_tensors_fit(h);
+    std::string data;
+    read_exact(in, h.data_bytes, data, "data section");
+    check(in.peek() == std::char_traits<char>::eof(),
+          "bytes after the last tensor's data (the tensors must tile the data section)");
+    return build(std::move(h), data);
   } catch (const Error& e) {
     fail("{}: {}", path, e.what());
   }
@@ -130,19 +263,26 @@ std::string serialize_safetensors(const SafetensorsFile& f) {
 }
 
 void write_safetensors(const std::string& path, const SafetensorsFile& f) {
+  check(!path.empty(), "the output file name is empty");
+  std::error_code ec;
+  check(!fs::is_directory(path, ec), "cannot write '{}': it is a directory", path);
   const std::string bytes = serialize_safetensors(f);
   const std::string tmp = path + ".partial";
+  // Every failure past this point removes the temporary file: no partial output is ever left.
+  auto give_up = [&tmp](const std::string& msg) {
+    std::error_code rm;
+    if (!fs::is_directory(tmp, rm)) fs::remove(tmp, rm);  // only a file this call created
+    throw Error(msg);
+  };
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    check(static_cast<bool>(out), "cannot write '{}'", path);
+    if (!out) give_up(fmt::format("cannot write '{}': cannot create '{}'", path, tmp));
     out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
     out.close();
-    if (!out) {
-      std::remove(tmp.c_str());
-      fail("writing '{}' failed", path);
-    }
+    if (!out) give_up(fmt::format("writing '{}' failed", path));
   }
-  check(std::rename(tmp.c_str(), path.c_str()) == 0, "cannot rename '{}' to '{}'", tmp, path);
+  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    give_up(fmt::format("cannot rename '{}' to '{}': {}", tmp, path, std::strerror(errno)));
 }
 
 }  // namespace ts

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "core/checked.h"
 #include "core/error.h"
 
 namespace ts {
@@ -30,26 +31,33 @@ void free_tensor_memory(void* p, size_t bytes) { ::operator delete(p, std::align
 std::string shape_str(const Shape& s) { return fmt::format("[{}]", fmt::join(s, ",")); }
 
 int64_t shape_numel(const Shape& s) {
-  int64_t n = 1;
-  for (int64_t d : s) {
-    check(d >= 0, "negative dimension in shape {}", shape_str(s));
-    check(d == 0 || n <= (int64_t{1} << 40) / d, "shape {} is too large", shape_str(s));
-    n *= d;
+  for (int64_t d : s) check(d >= 0, "negative dimension in shape {}", shape_str(s));
+  try {
+    return checked::numel(s);
+  } catch (const Error&) {
+    fail("shape {} is too large (more than 2^40 elements)", shape_str(s));
   }
-  return n;
 }
 
 Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
   numel_ = shape_numel(shape_);
+  if (numel_ == 0) return;  // the shared guard block (empty_storage)
   storage_.assign(nbytes() + 2 * kGuardBytes, std::byte{kGuardByte});
   std::memset(data(), 0, nbytes());
+}
+
+std::byte* Tensor::empty_storage() {
+  alignas(64) static std::byte block[2 * kGuardBytes];
+  static const bool filled = (std::memset(block, kGuardByte, sizeof block), true);
+  (void)filled;
+  return block;
 }
 
 bool Tensor::guards_intact() const {
   auto ok = [](const std::byte* p, size_t n) {
     return std::all_of(p, p + n, [](std::byte b) { return b == std::byte{kGuardByte}; });
   };
-  return ok(storage_.data(), kGuardBytes) && ok(data() + nbytes(), kGuardBytes);
+  return ok(storage(), kGuardBytes) && ok(data() + nbytes(), kGuardBytes);
 }
 
 double Tensor::get(int64_t i) const {

@@ -48,16 +48,18 @@ class Tensor {
   int64_t numel() const { return numel_; }
   size_t nbytes() const { return static_cast<size_t>(numel_) * dtype_size(dtype_); }
 
-  std::byte* data() { return storage_.data() + kGuardBytes; }
-  const std::byte* data() const { return storage_.data() + kGuardBytes; }
+  std::byte* data() { return storage() + kGuardBytes; }
+  const std::byte* data() const { return storage() + kGuardBytes; }
   template <class T> T* as() { return reinterpret_cast<T*>(data()); }
   template <class T> const T* as() const { return reinterpret_cast<const T*>(data()); }
   std::span<const std::byte> bytes() const { return {data(), nbytes()}; }
 
   // The whole allocation: guard, data, guard. Device backends upload and download this.
-  std::byte* storage() { return storage_.data(); }
-  const std::byte* storage() const { return storage_.data(); }
-  size_t storage_bytes() const { return storage_.size(); }
+  // A tensor with no elements owns no memory: its storage is one guard block shared by every
+  // zero-size tensor, so a file declaring a million of them costs a million map entries, no more.
+  std::byte* storage() { return numel_ ? storage_.data() : empty_storage(); }
+  const std::byte* storage() const { return numel_ ? storage_.data() : empty_storage(); }
+  size_t storage_bytes() const { return numel_ ? storage_.size() : 2 * kGuardBytes; }
 
   bool guards_intact() const;
   // Element access for float dtypes, converting through F32 (F64 through double).
@@ -70,6 +72,7 @@ class Tensor {
   Shape shape_;
   int64_t numel_ = 0;
   std::vector<std::byte, CacheLineAllocator<std::byte>> storage_;
+  static std::byte* empty_storage();
 };
 
 using TensorMap = std::map<std::string, Tensor>;

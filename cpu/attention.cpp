@@ -266,7 +266,9 @@ template <class T> void AttendT(const AttnTask& task, const AttnBlock& blk, cons
 
     for (int64_t r0 = 0; r0 < blk.rows; r0 += kRowGroup) {
       const int64_t r1 = std::min<int64_t>(blk.rows, r0 + kRowGroup);
-      const auto [a, b] = seen(r0, r1, t0, t1);
+      // Not a structured binding: the lambdas below capture a and b, which clang before 16 refuses.
+      const std::pair<int64_t, int64_t> range = seen(r0, r1, t0, t1);
+      const int64_t a = range.first, b = range.second;
       if (a >= b) continue;
       const float* kr = kt + (a - t0) * kstride;
       const float* vr = vt + (a - t0) * vstride;

@@ -4,13 +4,19 @@
 #include <cstring>
 #include <string>
 
+#include "core/checked.h"
 #include "reference/reference.h"
 
 namespace ts::ref {
 namespace {
 
 // dst[di .. di+n) = src[si .. si+n), in elements of the tensors' (equal) dtype.
+// Both ranges are checked (validation already guarantees them; a gap there is an Error, never a
+// write past a tensor).
 void copy_elems(Tensor& dst, int64_t di, const Tensor& src, int64_t si, int64_t n) {
+  check(checked::fits(di, n, dst.numel()) && checked::fits(si, n, src.numel()),
+        "reference: copy of {} elements from [{}] of {} to [{}] of {} is out of range", n, si, src.numel(), di,
+        dst.numel());
   const size_t esz = dtype_size(src.dtype());
   std::memcpy(dst.data() + di * esz, src.data() + si * esz, static_cast<size_t>(n) * esz);
 }

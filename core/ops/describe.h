@@ -6,6 +6,7 @@
 #include <tuple>
 #include <vector>
 
+#include "core/checked.h"
 #include "core/op.h"
 #include "core/tolerance.h"
 

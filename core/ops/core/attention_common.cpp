@@ -6,9 +6,11 @@
 namespace ts::attn {
 
 KeyRange visible(int64_t pos, int64_t kv_len, bool causal, int64_t sliding_window) {
+  // pos + 1 fits: validation bounds pos_offset + q_len (checked:: raises an Error if it ever did not).
+  const int64_t next = checked::add(pos, 1, "query position + 1");
   KeyRange r{0, kv_len};
-  if (causal) r.end = std::min(r.end, pos + 1);
-  if (sliding_window > 0) r.begin = std::max<int64_t>(0, pos + 1 - sliding_window);
+  if (causal) r.end = std::min(r.end, next);
+  if (sliding_window > 0) r.begin = std::max<int64_t>(0, next - sliding_window);
   return r;
 }
 

@@ -24,10 +24,10 @@ const Op& op_copy_slice() {
         non_negative(p.src_offset, "src_offset");
         non_negative(p.dst_offset, "dst_offset");
         positive(p.len, "len");
-        check(p.src_offset + p.len <= p.src_len,
+        check(checked::fits(p.src_offset, p.len, p.src_len),
               "copy_slice: src_offset {} + len {} runs past the end of src ({} elements)", p.src_offset, p.len,
               p.src_len);
-        check(p.dst_offset + p.len <= p.dst_len,
+        check(checked::fits(p.dst_offset, p.len, p.dst_len),
               "copy_slice: dst_offset {} + len {} runs past the end of dst ({} elements)", p.dst_offset, p.len,
               p.dst_len);
       },

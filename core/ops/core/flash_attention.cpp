@@ -29,6 +29,7 @@ const Op& op_flash_attention() {
         positive(p.kv_len, "kv_len");
         positive(p.head_dim, "head_dim");
         non_negative(p.pos_offset, "pos_offset");
+        (void)checked::add(p.pos_offset, p.q_len, "positions pos_offset + q_len");
         non_negative(p.sliding_window, "sliding_window");
         attn::check_gqa(p.num_heads, p.num_kv_heads, "num_heads", "num_kv_heads");
         check(p.kv_seq_stride == 0 || p.kv_seq_stride >= p.kv_len,

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/ops/core/attention_common.h"
+#include "core/ops/core/inputs.h"
 #include "core/ops/core_params.h"
 #include "reference/reference.h"
 
@@ -16,12 +17,6 @@ using P = FlashAttentionBatchedPerCacheParams;
 
 // The generator's lengths: spread evenly from 0 (an empty sequence) to capacity (a full one).
 int64_t generated_len(const P& p, int64_t i) { return p.m == 1 ? p.capacity : p.capacity * i / (p.m - 1); }
-
-int64_t count_prefixed(const TensorMap& t, const std::string& prefix) {
-  int64_t n = 0;
-  for (const auto& [name, x] : t) n += name.rfind(prefix, 0) == 0;
-  return n;
-}
 
 }  // namespace
 

@@ -16,7 +16,7 @@ const Op& op_fused_silu_mul_split() {
       .family = "core",
       .summary = "out = silu(gate) * up, gate_up = [gate | up] of [tokens, 2*im]",
       .tensors = [](const FusedSiluMulSplitParams& p) {
-        return std::vector{in("gate_up", {p.tokens, 2 * p.im}), out("out", {p.tokens, p.im})};
+        return std::vector{in("gate_up", {p.tokens, checked::mul(2, p.im, "2 im")}), out("out", {p.tokens, p.im})};
       },
       .validate_params = [](const FusedSiluMulSplitParams& p) { positive(p.tokens, "tokens"); positive(p.im, "im"); },
       .generate = [](const FusedSiluMulSplitParams&, TensorMap& t, Rng& r) { normal(t["gate_up"], r); },

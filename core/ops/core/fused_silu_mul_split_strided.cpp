@@ -21,17 +21,17 @@ const Op& op_fused_silu_mul_split_strided() {
       .family = "core",
       .summary = "out[out_row_offset + t] = silu(gate) * up of gate_up[in_row_offset + t], t < tokens",
       .tensors = [](const FusedSiluMulSplitStridedParams& p) {
-        return std::vector{in("gate_up", {p.in_rows, 2 * p.intermediate}), inout("out", {p.out_rows, p.intermediate})};
+        return std::vector{in("gate_up", {p.in_rows, checked::mul(2, p.intermediate, "2 intermediate")}), inout("out", {p.out_rows, p.intermediate})};
       },
       .validate_params = [](const FusedSiluMulSplitStridedParams& p) {
         non_negative(p.in_row_offset, "in_row_offset");
         non_negative(p.out_row_offset, "out_row_offset");
         positive(p.tokens, "tokens");
         positive(p.intermediate, "intermediate");
-        check(p.in_row_offset + p.tokens <= p.in_rows,
+        check(checked::fits(p.in_row_offset, p.tokens, p.in_rows),
               "fused_silu_mul_split_strided: in_row_offset {} + tokens {} runs past gate_up's {} rows", p.in_row_offset,
               p.tokens, p.in_rows);
-        check(p.out_row_offset + p.tokens <= p.out_rows,
+        check(checked::fits(p.out_row_offset, p.tokens, p.out_rows),
               "fused_silu_mul_split_strided: out_row_offset {} + tokens {} runs past out's {} rows", p.out_row_offset,
               p.tokens, p.out_rows);
       },

@@ -64,6 +64,13 @@ inline void indices_below(const char* op, const TensorMap& t, const char* name, 
           v[i], bound_name, bound);
 }
 
+// The number of tensors whose name starts with `prefix` (a per-item list: caches.0, caches.1, ...).
+inline int64_t count_prefixed(const TensorMap& t, const std::string& prefix) {
+  int64_t n = 0;
+  for (const auto& [name, x] : t) n += name.rfind(prefix, 0) == 0;
+  return n;
+}
+
 inline void eps_ok(float eps) { check(eps >= 0, "parameter 'eps' must not be negative, is {}", eps); }
 
 }  // namespace ts::describe

@@ -35,6 +35,16 @@ const Op& op_kv_cache_append_batched_per_cache() {
       .validate_data = [](const KvCacheAppendBatchedPerCacheParams& p, const TensorMap& t) {
         indices_below("kv_cache_append_batched_per_cache", t, "cache_lens", p.capacity, "capacity");
       },
+      // m sizes a list of tensors: it is checked against the caches present before any declaration is
+      // built from it (a file of a few bytes could otherwise ask for 10^12 of them).
+      .infer = [](KvCacheAppendBatchedPerCacheParams& p, const TensorMap& t) {
+        const int64_t n = count_prefixed(t, "caches.");
+        if (p.m <= n) return;  // more caches than m: validation names the stray ones
+        int64_t first_missing = 0;
+        while (t.count("caches." + std::to_string(first_missing))) ++first_missing;
+        fail("kv_cache_append_batched_per_cache: missing tensor 'caches.{}' (m = {}, {} caches.* tensors present)",
+             first_missing, p.m, n);
+      },
       // Lengths differ per cache (the first is capacity - 1, the second 0); rows at or past each
       // cache's length are NaN, so a write to another row or cache shows up.
       .generate = [](const KvCacheAppendBatchedPerCacheParams& p, TensorMap& t, Rng& r) {

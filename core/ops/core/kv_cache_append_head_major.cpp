@@ -30,7 +30,7 @@ const Op& op_kv_cache_append_head_major() {
         positive(p.new_tokens, "new_tokens");
         positive(p.nkv, "nkv");
         positive(p.hd, "hd");
-        check(p.cache_len + p.new_tokens <= p.cache_capacity,
+        check(checked::fits(p.cache_len, p.new_tokens, p.cache_capacity),
               "kv_cache_append_head_major: cache overflow: cache_len {} + new_tokens {} exceeds cache_capacity {}",
               p.cache_len, p.new_tokens, p.cache_capacity);
       },

@@ -20,7 +20,7 @@ const Op& op_mla_attention() {
       .summary = "q [b,nh,q_len,r+dr], kv_compressed [b,kv_len,r], kv_rope [b,kv_len,dr] -> out [b,nh,q_len,r]",
       .tensors = [](const P& p) {
         const int64_t r = p.kv_lora_rank, dr = p.qk_rope_head_dim;
-        return std::vector{in("q", {p.batch, p.num_heads, p.q_len, r + dr}), in("kv_compressed", {p.batch, p.kv_len, r}),
+        return std::vector{in("q", {p.batch, p.num_heads, p.q_len, checked::add(r, dr, "kv_lora_rank + qk_rope_head_dim")}), in("kv_compressed", {p.batch, p.kv_len, r}),
                            in("kv_rope", {p.batch, p.kv_len, dr}), out("out", {p.batch, p.num_heads, p.q_len, r})};
       },
       .validate_params = [](const P& p) {
@@ -31,6 +31,7 @@ const Op& op_mla_attention() {
         positive(p.kv_lora_rank, "kv_lora_rank");
         positive(p.qk_rope_head_dim, "qk_rope_head_dim");
         non_negative(p.pos_offset, "pos_offset");
+        (void)checked::add(p.pos_offset, p.q_len, "positions pos_offset + q_len");
       },
       .generate = [](const P&, TensorMap& t, Rng& r) {
         normal(t["q"], r);

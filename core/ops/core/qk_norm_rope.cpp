@@ -25,8 +25,7 @@ const Op& op_qk_norm_rope() {
       },
       // Positions index the tables only when RoPE applies (mode 0 never reads them).
       .validate_data = [](const P& p, const TensorMap&) {
-        describe::non_negative(p.pos_offset, "pos_offset");
-        if (p.mode != rope::kTransposeOnly) rope::check_position_range(p.pos_offset, p.tokens, p.max_pos);
+        rope::check_positions(p.pos_offset, p.tokens, p.max_pos, p.mode != rope::kTransposeOnly);
       },
       .infer = [](P& p, const TensorMap& t) { p.max_pos = rope::infer_max_pos(t); },
       .generate = [](const P& p, TensorMap& t, Rng& r) {

@@ -18,11 +18,12 @@ void check_params(int64_t head_dim, int64_t rotary_dim, int64_t mode, float eps,
   describe::positive(max_pos, "max_pos (the rows of cos and sin)");
 }
 
-void check_position_range(int64_t pos_offset, int64_t tokens, int64_t max_pos) {
+void check_positions(int64_t pos_offset, int64_t tokens, int64_t max_pos, bool reads_tables) {
   describe::non_negative(pos_offset, "pos_offset");
-  check(pos_offset + tokens <= max_pos,
-        "positions {} .. {} reach past the RoPE tables: max_pos (rows of cos and sin) is {}", pos_offset,
-        pos_offset + tokens - 1, max_pos);
+  const int64_t end = checked::add(pos_offset, tokens, "positions pos_offset + tokens");
+  check(!reads_tables || end <= max_pos,
+        "positions {} .. {} reach past the RoPE tables: max_pos (rows of cos and sin) is {}", pos_offset, end - 1,
+        max_pos);
 }
 
 void check_position_tensor(const Tensor& positions, int64_t max_pos) {
@@ -67,7 +68,8 @@ double flops(int64_t mode, int64_t rows, int64_t head_dim, int64_t rotary_dim) {
 
 std::vector<TensorDecl> split_inputs(const SplitQkvNormRopeParams& p) {
   const Shape table = table_shape(p.max_pos, p.rotary_dim, p.head_dim);
-  return {describe::in("qkv", {p.tokens, (p.q_heads + 2 * p.kv_heads) * p.head_dim}),
+  const int64_t heads = checked::add(p.q_heads, checked::mul(2, p.kv_heads, "2 kv_heads"), "q_heads + 2 kv_heads");
+  return {describe::in("qkv", {p.tokens, checked::mul(heads, p.head_dim, "qkv width")}),
           describe::in("q_norm_w", {p.head_dim}), describe::in("k_norm_w", {p.head_dim}), describe::in("cos", table),
           describe::in("sin", table)};
 }
@@ -78,6 +80,7 @@ void check_split_params(const SplitQkvNormRopeParams& p) {
   describe::positive(p.q_heads, "q_heads");
   describe::positive(p.kv_heads, "kv_heads");
   check_params(p.head_dim, p.rotary_dim, p.qk_mode, p.eps, p.max_pos, "qk_mode");
+  (void)split_inputs(p);  // the qkv width (q_heads + 2 kv_heads) * head_dim must fit
 }
 
 void generate_split_inputs(const SplitQkvNormRopeParams& p, TensorMap& t, Rng& r) {

@@ -26,8 +26,9 @@ inline Shape table_shape(int64_t max_pos, int64_t rotary_dim, int64_t head_dim) 
 // max_pos is the tables' first dimension (an inferred parameter).
 inline int64_t infer_max_pos(const TensorMap& t) { return describe::dim_of(t, "cos", 2, 0); }
 
-// Positions pos_offset .. pos_offset + tokens - 1 must lie below max_pos.
-void check_position_range(int64_t pos_offset, int64_t tokens, int64_t max_pos);
+// Positions pos_offset .. pos_offset + tokens - 1: pos_offset >= 0 and pos_offset + tokens fits in
+// 64 bits always; below max_pos too when the op reads the tables (`reads_tables`).
+void check_positions(int64_t pos_offset, int64_t tokens, int64_t max_pos, bool reads_tables);
 // Every entry of a U32 `positions` tensor must lie below max_pos.
 void check_position_tensor(const Tensor& positions, int64_t max_pos);
 

@@ -16,7 +16,7 @@ const Op& op_split_qkv() {
       .family = "core",
       .summary = "qkv[tokens, q_dim + 2*kv_dim] -> q[tokens, q_dim], k, v[tokens, kv_dim]",
       .tensors = [](const SplitQkvParams& p) {
-        return std::vector{in("qkv", {p.tokens, p.q_dim + 2 * p.kv_dim}), out("q", {p.tokens, p.q_dim}),
+        return std::vector{in("qkv", {p.tokens, checked::add(p.q_dim, checked::mul(2, p.kv_dim, "2 kv_dim"), "q_dim + 2 kv_dim")}), out("q", {p.tokens, p.q_dim}),
                            out("k", {p.tokens, p.kv_dim}), out("v", {p.tokens, p.kv_dim})};
       },
       .validate_params = [](const SplitQkvParams& p) {

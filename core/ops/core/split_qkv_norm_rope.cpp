@@ -22,8 +22,7 @@ const Op& op_split_qkv_norm_rope() {
       .validate_params = rope::check_split_params,
       // Positions index the tables only when RoPE applies (qk_mode 0 never reads them).
       .validate_data = [](const P& p, const TensorMap&) {
-        non_negative(p.pos_offset, "pos_offset");
-        if (p.qk_mode != rope::kTransposeOnly) rope::check_position_range(p.pos_offset, p.tokens, p.max_pos);
+        rope::check_positions(p.pos_offset, p.tokens, p.max_pos, p.qk_mode != rope::kTransposeOnly);
       },
       .infer = [](P& p, const TensorMap& t) { p.max_pos = rope::infer_max_pos(t); },
       .generate = rope::generate_split_inputs,

@@ -47,13 +47,13 @@ const Op& op_split_qkv_norm_rope_into_cache() {
         rope::check_split_params(p);
         non_negative(p.cache_len, "cache_len");
         positive(p.cache_capacity, "cache_capacity");
-        check(p.cache_len + p.tokens <= p.cache_capacity, "cache rows {} .. {} do not fit cache_capacity {}",
-              p.cache_len, p.cache_len + p.tokens - 1, p.cache_capacity);
+        check(checked::fits(p.cache_len, p.tokens, p.cache_capacity),
+              "cache rows cache_len {} + tokens {} do not fit cache_capacity {}", p.cache_len, p.tokens,
+              p.cache_capacity);
       },
       // Positions index the tables only when RoPE applies (qk_mode 0 never reads them).
       .validate_data = [](const P& p, const TensorMap&) {
-        non_negative(p.pos_offset, "pos_offset");
-        if (p.qk_mode != rope::kTransposeOnly) rope::check_position_range(p.pos_offset, p.tokens, p.max_pos);
+        rope::check_positions(p.pos_offset, p.tokens, p.max_pos, p.qk_mode != rope::kTransposeOnly);
       },
       .infer = [](P& p, const TensorMap& t) { p.max_pos = rope::infer_max_pos(t); },
       .generate = [](const P& p, TensorMap& t, Rng& r) {
