@@ -49,7 +49,7 @@ uint64_t decls_footprint(const std::vector<TensorDecl>& decls) {
   for (const auto& d : decls) {
     uint64_t b = 0;
     try {
-      b = tensor_footprint(d.pinned.value_or(DType::F64), d.shape);
+      b = tensor_footprint(d.dtype, d.shape);  // resolved: every caller passes a problem's decls
     } catch (const Error& e) {
       fail("tensor '{}': {}", d.name, e.what());
     }
