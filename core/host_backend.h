@@ -20,20 +20,15 @@ using SupportFn = std::function<Support(const Problem&)>;
 class KernelTable {
  public:
   struct Entry {
-    HostKernel run;       // empty: declared unsupported
-    SupportFn supports;   // empty: every case of the op
-    std::string why_not;  // when declared unsupported
+    HostKernel run;
+    SupportFn supports;  // empty: every case of the op; else a "no" with the reason for the rest
   };
 
   template <class P>
   void add(OpRef<P> op, std::type_identity_t<std::function<void(const P&, TensorMap&)>> fn,
            SupportFn supports = {}) {
     table_[std::string(op.name)] = {[fn = std::move(fn)](const Params& p, TensorMap& t) { fn(p.as<P>(), t); },
-                                    std::move(supports), {}};
-  }
-  // Declares an op the backend knows about but cannot run, with the reason.
-  template <class P> void unsupported(OpRef<P> op, std::string why) {
-    table_[std::string(op.name)] = {{}, {}, std::move(why)};
+                                    std::move(supports)};
   }
   const Entry* find(std::string_view op) const;
 

@@ -60,7 +60,6 @@ template <NamedEnum E> std::string enum_choices() {
 }
 
 // Plain weight kinds are stored in their float dtype; GGUF kinds as U8 block bytes.
-inline bool is_plain(QuantKind k) { return k == QuantKind::F32 || k == QuantKind::F16 || k == QuantKind::BF16; }
 inline DType storage_dtype(QuantKind k) {
   switch (k) {
     case QuantKind::F32: return DType::F32;

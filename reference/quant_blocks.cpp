@@ -496,12 +496,12 @@ void quantize_q6_k(const float* x, uint8_t* y, int64_t n) {
 
 // The table: one row per GGUF block kind.
 constexpr Format kFormats[] = {
-    {QuantKind::Q4_0, kQK, 18, dequantize_q4_0, quantize_q4_0},
-    {QuantKind::Q4_1, kQK, 20, dequantize_q4_1, quantize_q4_1},
-    {QuantKind::Q8_0, kQK, 34, dequantize_q8_0, quantize_q8_0},
-    {QuantKind::Q4_K, kQK_K, 144, dequantize_q4_k, quantize_q4_k},
-    {QuantKind::Q5_K, kQK_K, 176, dequantize_q5_k, quantize_q5_k},
-    {QuantKind::Q6_K, kQK_K, 210, dequantize_q6_k, quantize_q6_k},
+    {QuantKind::Q4_0, kQK, 18, dequantize_q4_0, quantize_q4_0, {0, -1}},
+    {QuantKind::Q4_1, kQK, 20, dequantize_q4_1, quantize_q4_1, {0, 2}},
+    {QuantKind::Q8_0, kQK, 34, dequantize_q8_0, quantize_q8_0, {0, -1}},
+    {QuantKind::Q4_K, kQK_K, 144, dequantize_q4_k, quantize_q4_k, {0, 2}},
+    {QuantKind::Q5_K, kQK_K, 176, dequantize_q5_k, quantize_q5_k, {0, 2}},
+    {QuantKind::Q6_K, kQK_K, 210, dequantize_q6_k, quantize_q6_k, {208, -1}},
 };
 
 }  // namespace

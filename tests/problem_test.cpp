@@ -7,6 +7,7 @@
 #include <functional>
 #include <string>
 
+#include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
 #include "tests/expect_error.h"
@@ -14,6 +15,7 @@
 #include "conformance/check.h"
 #include "core/case_file.h"
 #include "core/host_backend.h"
+#include "core/ops/core_params.h"
 #include "core/ops/describe.h"
 
 namespace ts {
@@ -337,6 +339,15 @@ void expect_rules_name_outputs(const Op& op) {
 TEST(Catalog, OutputRulesNameDeclaredOutputs) {
   for (const Op* op : all_ops()) expect_rules_name_outputs(*op);
   EXPECT_EQ(toy_op().ruled_outputs(), (std::vector<std::string>{"taken", "slots"}));
+  // The check itself: a rule for an output the op does not declare is caught.
+  static const TypedOp<GemmParams> misspelt({
+      .name = "misspelt_rule",
+      .tensors = [](const GemmParams& p) { return std::vector{in("a", {p.m, p.k}), out("out", {p.m, p.n})}; },
+      .tolerance = [](const GemmParams&, DType dt) { return tol::elementwise(dt); },
+      .outputs = {{.output = "outt"}},
+      .cases = {{"one", Tier::Smoke, {1, 1, 1}, {DType::F32}}},
+  });
+  EXPECT_NONFATAL_FAILURE(expect_rules_name_outputs(misspelt), "rule for 'outt'");
 }
 
 }  // namespace

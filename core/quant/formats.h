@@ -13,6 +13,7 @@
 // Multi-byte fields are little-endian, as ggml writes them on every machine it supports.
 // The table and its functions are defined in reference/quant_blocks.cpp, compiled with the
 // reference's flags (no FMA contraction, no fast-math).
+#include <array>
 #include <cstddef>
 #include <cstdint>
 
@@ -35,6 +36,9 @@ struct Format {
   int64_t block_bytes;  // bytes per block
   DequantizeRowFn dequantize_row;
   QuantizeRowFn quantize_row;
+  // Byte offsets of the block's f16 scales (d, then m or dmin; Q6_K's d is last), -1 for none:
+  // generators write finite scales there when they fill blocks with random bits.
+  std::array<int16_t, 2> f16_scales;
 };
 
 // The row of a GGUF block kind; nullptr for the plain kinds (F32, F16, BF16), which have no blocks.

@@ -36,23 +36,6 @@ void source_rows(const QuantRowsParams& p, Tensor& x, Rng& r) {
   }
 }
 
-namespace {
-
-// Where a block keeps its f16 scales (ggml-common.h): d first, then dmin or m; Q6_K's d is last.
-std::vector<int64_t> f16_fields(QuantKind k) {
-  switch (k) {
-    case QuantKind::Q4_0:
-    case QuantKind::Q8_0: return {0};
-    case QuantKind::Q4_1:
-    case QuantKind::Q4_K:
-    case QuantKind::Q5_K: return {0, 2};
-    case QuantKind::Q6_K: return {208};
-    default: return {};
-  }
-}
-
-}  // namespace
-
 void valid_blocks(const QuantRowsParams& p, Tensor& bytes, Rng& r) {
   const quant::Format& f = quant::block_format(p.kind);
   const int64_t row_bytes = quant::row_bytes(f, p.n_cols);
@@ -67,7 +50,8 @@ void valid_blocks(const QuantRowsParams& p, Tensor& bytes, Rng& r) {
     }
     for (int64_t b = 0; b < row_bytes; ++b) row[b] = static_cast<uint8_t>(r.next() >> 56);
     for (int64_t blk = 0; blk < row_bytes / f.block_bytes; ++blk)
-      for (int64_t off : f16_fields(p.kind)) {
+      for (int64_t off : f.f16_scales) {
+        if (off < 0) continue;
         // Finite scales of either sign, |s| < 0.125; about one in 16 is an f16 subnormal.
         const double s = r.uniform(-1, 1) * std::ldexp(1.0, -3 - static_cast<int>(r.below(12)));
         const uint16_t h = f32_to_f16(static_cast<float>(s));
