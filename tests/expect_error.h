@@ -1,5 +1,5 @@
 #pragma once
-// Bad-input tests: `fn` must throw ts::Error, and its one-line message must contain `needle`.
+// Bad-input tests: `fn` must throw ts::Error whose message is one line and contains `needle`.
 #include <functional>
 #include <string>
 
@@ -14,6 +14,7 @@ inline void expect_error(const std::function<void()>& fn, const std::string& nee
     fn();
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << "message: " << e.what();
+    EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << "not one line: " << e.what();
     return;
   }
   ADD_FAILURE() << "no Error; expected one mentioning \"" << needle << "\"";

@@ -15,6 +15,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/expect_error.h"
+
 #include "core/case_file.h"
 #include "core/checked.h"
 #include "core/memory_budget.h"
@@ -29,17 +31,6 @@ namespace fs = std::filesystem;
 
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 constexpr int64_t kNear = kMax - 7;  // 2^63 - 8: any small length added to it wraps
-
-void expect_error(const std::function<void()>& fn, const std::string& needle) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << "message: " << e.what();
-    EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << "not one line: " << e.what();
-    return;
-  }
-  ADD_FAILURE() << "no Error; expected one mentioning \"" << needle << "\"";
-}
 
 // A case file of op `op` from parameters and zero-filled tensors {name, dtype, shape}.
 struct T {
