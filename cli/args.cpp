@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <cstdlib>
+#include <filesystem>
 
 namespace ts::cli {
 
@@ -52,6 +53,16 @@ void apply_device_flag(const Args& a, const std::string& backend) {
   for (char c : backend) var += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   var += "_DEVICE";
   setenv(var.c_str(), d->c_str(), 1);
+}
+
+void check_output_path(const std::string& out, const std::string& input) {
+  namespace fs = std::filesystem;
+  check(!out.empty(), "--out is empty: give the output file's name");
+  std::error_code ec;
+  check(!fs::is_directory(out, ec), "--out '{}' is a directory: give a file name", out);
+  const bool same = fs::exists(out, ec) ? fs::equivalent(out, input, ec)
+                                        : fs::weakly_canonical(out, ec) == fs::weakly_canonical(input, ec);
+  check(!same, "--out '{}' is the input case file '{}': write the outputs elsewhere", out, input);
 }
 
 }  // namespace ts::cli

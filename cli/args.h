@@ -29,4 +29,9 @@ class Args {
 // Applies --device for `backend`: sets TOUCHSTONE_<BACKEND>_DEVICE before the backend is created.
 void apply_device_flag(const Args& a, const std::string& backend);
 
+// The output file may not be the input file: not the same name, not the same file through a symbolic
+// or hard link (it would replace the file it was computed from). An empty name or a directory is an
+// error before any work is done.
+void check_output_path(const std::string& out, const std::string& input);
+
 }  // namespace ts::cli

@@ -26,6 +26,9 @@ constexpr const char* kUsage = R"(usage: touchstone <command> [options]
                                           reference); print error figures; exit 0 pass, 1 fail
   golden regen [--op NAME] [--dir DIR]    rewrite the golden case files and their MANIFEST
   golden verify [--dir DIR]               exit 1 unless the reference reproduces every golden file
+  gguf list FILE                          a GGUF checkpoint's tensors: kind, shape, offset, bytes
+  gguf case FILE TENSOR --out CASE [--op gemm_quant|dequantize] [--m M] [--seed N] [--dtype D]
+                                          one tensor's bytes, unchanged, as a case file with expected.*
 
   --device D picks the device of an OpenCL / Vulkan backend: an index or part of its name
   (the same as TOUCHSTONE_OPENCL_DEVICE / TOUCHSTONE_VULKAN_DEVICE).
@@ -50,6 +53,7 @@ int main(int argc, char** argv) {
     if (cmd == "run") return cmd_run(args);
     if (cmd == "check") return cmd_check(args);
     if (cmd == "golden") return cmd_golden(args);
+    if (cmd == "gguf") return cmd_gguf(args);
     ts::fail("unknown command '{}' (touchstone --help lists them)", cmd);
   } catch (const ts::Error& e) {
     std::cerr << "touchstone: " << e.what() << "\n";

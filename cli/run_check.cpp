@@ -19,19 +19,6 @@ std::string single_case_path(const Args& a, const char* cmd) {
   return a.positional()[0];
 }
 
-// The output file may not be the input file: not the same name, not the same file through a symbolic
-// or hard link (it would replace the case it was computed from). An empty name or a directory is an
-// error before any work is done.
-void check_output_path(const std::string& out, const std::string& input) {
-  namespace fs = std::filesystem;
-  check(!out.empty(), "--out is empty: give the output file's name");
-  std::error_code ec;
-  check(!fs::is_directory(out, ec), "--out '{}' is a directory: give a file name", out);
-  const bool same = fs::exists(out, ec) ? fs::equivalent(out, input, ec)
-                                        : fs::weakly_canonical(out, ec) == fs::weakly_canonical(input, ec);
-  check(!same, "--out '{}' is the input case file '{}': write the outputs elsewhere", out, input);
-}
-
 Backend& available_backend(const Args& a) {
   const std::string name = a.require("backend");
   apply_device_flag(a, name);
