@@ -16,7 +16,7 @@ cli=$build/cli/touchstone
 [ -f "$manifest" ] || { echo "gate: no coverage manifest $manifest" >&2; exit 1; }
 supported=$("$cli" list --backend "$backend" --supported) || { echo "gate: $backend is not usable here" >&2; exit 1; }
 # Only "op" and "op key=VALUE ..." lines count (a driver or layer may print to stdout too).
-supported=$(grep -E '^[a-z0-9_]+( [a-z_]+=[A-Za-z0-9_]+)*$' <<<"$supported" || true)
+supported=$(grep -E '^[a-z0-9_]+( [a-z0-9_.]+=[A-Za-z0-9_]+)*$' <<<"$supported" || true)
 
 missing=$(comm -23 <(grep -v '^#' "$manifest" | sed '/^$/d' | sort) <(sort <<<"$supported"))
 extra=$(comm -13 <(grep -v '^#' "$manifest" | sed '/^$/d' | sort) <(sort <<<"$supported"))

@@ -1,32 +1,11 @@
 // dequantize: out[n_rows, n_cols] F32 = the GGUF blocks of `kind` in bytes[n_rows, row_bytes], decoded
 // as ggml's dequantize_row_* decodes them.
-#include <limits>
-
 #include "core/ops/describe.h"
 #include "core/ops/quant/rows_common.h"
 #include "reference/reference.h"
 
 namespace ts {
 using namespace describe;
-
-namespace {
-
-// A case file's bytes with rows of the wrong length get a message that says why the length is what
-// it is (the generic shape check would only print the two shapes).
-void check_row_bytes(QuantRowsParams& p, const TensorMap& t) {
-  auto it = t.find("bytes");
-  if (it == t.end() || it->second.shape().size() != 2) return;  // the declaration check reports these
-  const quant::Format* f = quant::format(p.kind);
-  if (!f || p.n_cols <= 0 || p.n_cols % f->block_elems != 0 ||
-      p.n_cols / f->block_elems > std::numeric_limits<int64_t>::max() / f->block_bytes)
-    return;  // quant_rows::check reports these
-  const int64_t want = quant::row_bytes(*f, p.n_cols);
-  const int64_t got = it->second.shape()[1];
-  check(got == want, "tensor 'bytes': rows of {} bytes, expected {} ({} {} values = {} blocks of {} bytes)", got, want,
-        p.n_cols, enum_name(p.kind), p.n_cols / f->block_elems, f->block_bytes);
-}
-
-}  // namespace
 
 const Op& op_dequantize() {
   static const TypedOp<QuantRowsParams> op({
@@ -38,7 +17,7 @@ const Op& op_dequantize() {
                            pinned(out("out", {p.n_rows, p.n_cols}), DType::F32)};
       },
       .validate_params = quant_rows::check,
-      .infer = check_row_bytes,
+      .infer = [](QuantRowsParams& p, const TensorMap& t) { quant_rows::check_block_rows(t, "bytes", p.kind, p.n_cols); },
       .generate = [](const QuantRowsParams& p, TensorMap& t, Rng& r) { quant_rows::valid_blocks(p, t["bytes"], r); },
       .reference = ref::dequantize,
       // Every product in a decode is of an f16 scale (11 significant bits) with small integers (6-bit

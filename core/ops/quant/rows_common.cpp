@@ -1,6 +1,7 @@
 #include "core/ops/quant/rows_common.h"
 
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include <fmt/format.h>
@@ -36,29 +37,48 @@ void source_rows(const QuantRowsParams& p, Tensor& x, Rng& r) {
   }
 }
 
-void valid_blocks(const QuantRowsParams& p, Tensor& bytes, Rng& r) {
-  const quant::Format& f = quant::block_format(p.kind);
-  const int64_t row_bytes = quant::row_bytes(f, p.n_cols);
-  Tensor src(DType::F32, {p.n_rows, p.n_cols});
-  source_rows(p, src, r);
+void fill_blocks(QuantKind k, const Tensor& src, double max_scale, Tensor& bytes, Rng& r) {
+  const quant::Format& f = quant::block_format(k);
+  const int64_t n_rows = src.shape()[0], n_cols = src.shape()[1];
+  const int64_t row_bytes = quant::row_bytes(f, n_cols);
   uint8_t* out = bytes.as<uint8_t>();
-  for (int64_t i = 0; i < p.n_rows; ++i) {
+  for (int64_t i = 0; i < n_rows; ++i) {
     uint8_t* row = out + i * row_bytes;
     if (i % 2 == 0) {
-      f.quantize_row(src.as<float>() + i * p.n_cols, row, p.n_cols);
+      f.quantize_row(src.as<float>() + i * n_cols, row, n_cols);
       continue;
     }
     for (int64_t b = 0; b < row_bytes; ++b) row[b] = static_cast<uint8_t>(r.next() >> 56);
     for (int64_t blk = 0; blk < row_bytes / f.block_bytes; ++blk)
       for (int64_t off : f.f16_scales) {
         if (off < 0) continue;
-        // Finite scales of either sign, |s| < 0.125; about one in 16 is an f16 subnormal.
-        const double s = r.uniform(-1, 1) * std::ldexp(1.0, -3 - static_cast<int>(r.below(12)));
+        // Finite scales of either sign, |s| < max_scale, over 12 binades: f16 subnormals (below 2^-14)
+        // among them when max_scale is below 2^-3.
+        const double s = r.uniform(-1, 1) * std::ldexp(max_scale, -static_cast<int>(r.below(12)));
         const uint16_t h = f32_to_f16(static_cast<float>(s));
         row[blk * f.block_bytes + off] = static_cast<uint8_t>(h & 0xff);
         row[blk * f.block_bytes + off + 1] = static_cast<uint8_t>(h >> 8);
       }
   }
+}
+
+void valid_blocks(const QuantRowsParams& p, Tensor& bytes, Rng& r) {
+  Tensor src(DType::F32, {p.n_rows, p.n_cols});
+  source_rows(p, src, r);
+  fill_blocks(p.kind, src, 0.125, bytes, r);
+}
+
+void check_block_rows(const TensorMap& t, const std::string& name, QuantKind kind, int64_t n_cols) {
+  auto it = t.find(name);
+  if (it == t.end() || it->second.shape().size() != 2) return;  // the declaration check reports these
+  const quant::Format* f = quant::format(kind);
+  if (!f || n_cols <= 0 || n_cols % f->block_elems != 0 ||
+      n_cols / f->block_elems > std::numeric_limits<int64_t>::max() / f->block_bytes)
+    return;  // the parameter checks report these
+  const int64_t want = quant::row_bytes(*f, n_cols);
+  const int64_t got = it->second.shape()[1];
+  ts::check(got == want, "tensor '{}': rows of {} bytes, expected {} ({} {} values = {} blocks of {} bytes)", name, got,
+        want, n_cols, enum_name(kind), n_cols / f->block_elems, f->block_bytes);
 }
 
 std::vector<Preset<QuantRowsParams>> cases(const std::vector<DType>& small_dtypes) {

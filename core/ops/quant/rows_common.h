@@ -1,7 +1,8 @@
 #pragma once
 // What the descriptions of dequantize and quantize share: parameter checks against the kind's block
 // format, the shape of a bytes tensor, the source rows and valid blocks the generators write, the
-// case list every kind is tried at, and the cost model.
+// case list every kind is tried at, the cost model, and the check that a bytes tensor's rows have
+// the length its kind implies (every quant op with GGUF bytes uses it).
 #include <vector>
 
 #include "core/op.h"
@@ -27,6 +28,14 @@ void source_rows(const QuantRowsParams& p, Tensor& x, Rng& r);
 // value of the packed scale fields (Q6_K's positive scales, Q4_K/Q5_K mins above the block's), which
 // the quantizer alone would not write.
 void valid_blocks(const QuantRowsParams& p, Tensor& bytes, Rng& r);
+
+// The two halves of valid_blocks, for any source: even rows of src (F32 [n_rows, n_cols]) quantized,
+// odd rows random bits with random f16 scales of magnitude below max_scale, into bytes.
+void fill_blocks(QuantKind k, const Tensor& src, double max_scale, Tensor& bytes, Rng& r);
+
+// A one-line Error unless tensor `name` (if present and 2-D) has rows of exactly row_bytes(kind,
+// n_cols) bytes, saying why that is the length ("768 Q4_K values = 3 blocks of 144 bytes").
+void check_block_rows(const TensorMap& t, const std::string& name, QuantKind kind, int64_t n_cols);
 
 // Every kind at 1, 5 and 129 rows, one block and several blocks per row; `dtypes` for the small
 // cases (quantize's source rows may be F16 or BF16), F32 for the rest.

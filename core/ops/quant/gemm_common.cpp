@@ -1,0 +1,56 @@
+#include "core/ops/quant/gemm_common.h"
+
+#include <cmath>
+
+#include "core/ops/describe.h"
+#include "core/ops/quant/rows_common.h"
+
+namespace ts::quant_gemm {
+
+using namespace describe;
+
+namespace {
+
+// The largest |integer factor| a block's scale multiplies in a decoded weight: d (q - 8) for Q4_0,
+// d q + m for Q4_1 (both scales bounded alike), d sc q - dmin m for Q4_K (63 x 15 + 63), Q5_K
+// (63 x 31 + 63), d sc (q - 32) for Q6_K (128 x 32).
+double max_code_product(QuantKind k) {
+  switch (k) {
+    case QuantKind::Q4_0: return 8;
+    case QuantKind::Q4_1: return 16;
+    case QuantKind::Q8_0: return 128;
+    case QuantKind::Q4_K: return 63 * 15 + 63;
+    case QuantKind::Q5_K: return 63 * 31 + 63;
+    case QuantKind::Q6_K: return 128 * 32;
+    default: return 1;
+  }
+}
+
+}  // namespace
+
+void gguf_weight(QuantKind k, int64_t n_rows, int64_t n_cols, Tensor& bytes, Rng& r) {
+  Tensor src(DType::F32, {n_rows, n_cols});
+  normal(src, r);
+  quant_rows::fill_blocks(k, src, kWeightBound / max_code_product(k), bytes, r);
+}
+
+void f16_scales(Tensor& scales, int64_t bits, Rng& r) {
+  const double max_scale = kWeightBound / std::ldexp(1.0, static_cast<int>(bits));
+  for (int64_t i = 0; i < scales.numel(); ++i)
+    scales.set(i, r.uniform(-1, 1) * std::ldexp(max_scale, -static_cast<int>(r.below(16))));
+}
+
+Tolerance tolerance(DType out, int64_t k) { return tol::accumulation(out, static_cast<double>(k), kTermBound); }
+
+Cost cost(double weight_bytes, int64_t m, int64_t n, int64_t k, DType dt) {
+  const double dm = static_cast<double>(m), dn = static_cast<double>(n), dk = static_cast<double>(k);
+  return Cost{2.0 * dm * dn * dk, weight_bytes + bytes(dt, dm * dk + dm * dn)};
+}
+
+const std::vector<QuantKind>& block_kinds() {
+  static const std::vector<QuantKind> k = {QuantKind::Q4_0, QuantKind::Q4_1, QuantKind::Q8_0,
+                                           QuantKind::Q4_K, QuantKind::Q5_K, QuantKind::Q6_K};
+  return k;
+}
+
+}  // namespace ts::quant_gemm
