@@ -18,7 +18,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 int main(int argc, char** argv) {
   const bool every_op = argc == 3 && std::strcmp(argv[1], "--every-op") == 0;
   if (argc != 2 && !every_op) {
-    std::cerr << "usage: safetensors-corpus-replay [--every-op] DIR\n";
+    std::cerr << "usage: " << argv[0] << " [--every-op] DIR\n";
     return 1;
   }
   LLVMFuzzerInitialize(&argc, &argv);

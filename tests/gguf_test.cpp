@@ -182,6 +182,22 @@ TEST(Gguf, GgmlModelListsItsTensorsWithTheirBytes) {
   expect_error([&] { f.tensor("blk.0.attn_x.weight"); }, "no tensor 'blk.0.attn_x.weight' in the file (it has 9 tensors");
 }
 
+// The fuzzer's seeds (fuzz/make_gguf_corpus.py, a second writer): the valid ones read, the others do not.
+TEST(Gguf, FuzzSeedsReadAsNamed) {
+  int n = 0;
+  for (const auto& e : fs::directory_iterator(fs::path(TOUCHSTONE_SOURCE_DIR) / "fuzz" / "corpus" / "gguf")) {
+    const std::string name = e.path().filename().string();
+    const std::string bytes = slurp(e.path());
+    if (name.rfind("valid_", 0) == 0) {
+      EXPECT_NO_THROW(gguf::parse(bytes)) << name;
+    } else {
+      expect_error([&] { gguf::parse(bytes); }, "");
+    }
+    ++n;
+  }
+  EXPECT_GE(n, 10);
+}
+
 // --- hostile files -------------------------------------------------------------------------------
 
 GgufWriter small_file() {
