@@ -17,12 +17,6 @@ namespace {
 constexpr int64_t kMaxValuesToDecode = 1 << 16;
 }  // namespace
 
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  // A fuzzed header may declare millions of values; the budget keeps one input's cost bounded.
-  setenv("TOUCHSTONE_MEMORY_BUDGET", "256M", 0);
-  return 0;
-}
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     const ts::gguf::Header h = ts::gguf::parse(std::string_view(reinterpret_cast<const char*>(data), size));

@@ -5,7 +5,6 @@
 // would let a kernel index outside a tensor shows up under ASan / UBSan.
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <string_view>
 
 #include "core/case_file.h"
@@ -14,12 +13,6 @@ namespace {
 // Small enough that the reference of any op finishes in milliseconds.
 constexpr int64_t kMaxElementsForReference = 1 << 16;
 }  // namespace
-
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  // A fuzzed header may declare gigabytes; the budget keeps one input's cost to what the fuzzer can pay.
-  setenv("TOUCHSTONE_MEMORY_BUDGET", "256M", 0);
-  return 0;
-}
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
