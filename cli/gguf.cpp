@@ -28,7 +28,8 @@ int list(const Args& a) {
     if (const gguf::Value* v = h.find(key)) std::cout << fmt::format("{}: {}\n", key, v->str());
   std::cout << fmt::format("{:<40} {:<8} {:<20} {:>14} {:>14}\n", "tensor", "kind", "shape", "offset", "bytes");
   for (const gguf::TensorInfo& t : h.tensors)
-    std::cout << fmt::format("{:<40} {:<8} {:<20} {:>14} {:>14}\n", t.name, t.type->name, shape_str(t.shape()),
+    std::cout << fmt::format("{:<40} {:<8} {:<20} {:>14} {:>14}\n", gguf::printable(t.name), t.type->name,
+                             shape_str(t.shape()),
                              t.offset, t.bytes);
   return 0;
 }
@@ -60,7 +61,7 @@ ParamMap weight_params(const Op& op, const gguf::TensorInfo& t, const Args& a) {
              {"n_rows", std::to_string(t.n_rows())},
              {"n_cols", std::to_string(t.n_cols())}};
   if (has("m")) {
-    check(t.ne.size() >= 2, "{}: tensor '{}' is 1-D ({} values): {} takes a matrix", op.name(), t.name, t.ne[0],
+    check(t.ne.size() >= 2, "{}: tensor '{}' is 1-D ({} values): {} takes a matrix", op.name(), gguf::printable(t.name), t.ne[0],
           op.name());
     m["m"] = a.get("m").value_or("1");
   } else {
@@ -109,7 +110,7 @@ int write_case(const Args& a) {
   // activation input is N(0, 1) from the seed.
   TensorMap tensors = op.make_case(pr, seed);
   Tensor& weight = tensors.at(w.name);
-  check(weight.nbytes() == t.bytes, "tensor '{}': {} bytes in the file, {} {} of {} needs {}", t.name, t.bytes,
+  check(weight.nbytes() == t.bytes, "tensor '{}': {} bytes in the file, {} {} of {} needs {}", gguf::printable(t.name), t.bytes,
         dtype_name(w.dtype), shape_str(w.shape), op.name(), weight.nbytes());
   f.read(t, weight.data());
   Rng rng(seed);
@@ -121,7 +122,7 @@ int write_case(const Args& a) {
   TensorMap expected;
   for (const auto& name : pr.output_names()) expected.emplace(name, std::move(computed.at(name)));
   write_safetensors(out, case_to_file(op, p, tensors, expected, seed));
-  std::cout << fmt::format("wrote {} ({} {}, {} of {}, seed {})\n", out, op.name(), op.variant(p), t.name, f.path(),
+  std::cout << fmt::format("wrote {} ({} {}, {} of {}, seed {})\n", out, op.name(), op.variant(p), gguf::printable(t.name), f.path(),
                            seed);
   return 0;
 }

@@ -91,8 +91,8 @@ class Parser {
     for (uint64_t i = 0; i < n_kv; ++i) {
       KeyValue kv;
       kv.key = string("a metadata key");
-      check(keys.insert(kv.key).second, "metadata key '{}' appears twice", kv.key);
-      const std::string what = fmt::format("metadata '{}'", kv.key);
+      check(keys.insert(kv.key).second, "metadata key '{}' appears twice", printable(kv.key));
+      const std::string what = fmt::format("metadata '{}'", printable(kv.key));
       kv.value = value(value_type(what), what, 0);
       if (kv.key == "general.alignment") h.alignment = alignment(kv.value);
       h.metadata.push_back(std::move(kv));
@@ -100,7 +100,7 @@ class Parser {
     std::set<std::string, std::less<>> names;
     for (uint64_t i = 0; i < n_tensors; ++i) {
       h.tensors.push_back(tensor_info(h.alignment));
-      check(names.insert(h.tensors.back().name).second, "tensor '{}' appears twice", h.tensors.back().name);
+      check(names.insert(h.tensors.back().name).second, "tensor '{}' appears twice", printable(h.tensors.back().name));
     }
     // The data section starts at the next multiple of the alignment (alignment <= 2^31: no wrap).
     h.data_offset = (c_.pos() + h.alignment - 1) / h.alignment * h.alignment;
@@ -203,7 +203,7 @@ class Parser {
     charge(sizeof(TensorInfo));
     TensorInfo t;
     t.name = string("a tensor name");
-    const std::string what = fmt::format("tensor '{}'", t.name);
+    const std::string what = fmt::format("tensor '{}'", printable(t.name));
     const uint32_t n_dims = c_.uint<uint32_t>(what);
     check(n_dims >= 1 && n_dims <= kMaxDims, "{}: {} dimensions (1 to {} are possible)", what, n_dims, kMaxDims);
     for (uint32_t d = 0; d < n_dims; ++d) {
@@ -235,7 +235,7 @@ class Parser {
                 checked::fits_u(h.data_offset + t.offset, t.bytes, h.file_size),
             "tensor '{}': its {} bytes at offset {} of the data section (byte {}) run past the end of the file ({} "
             "bytes)",
-            t.name, t.bytes, t.offset, h.data_offset, h.file_size);
+            printable(t.name), t.bytes, t.offset, h.data_offset, h.file_size);
       t.offset += h.data_offset;
     }
     std::vector<const TensorInfo*> order;
@@ -243,8 +243,8 @@ class Parser {
     std::sort(order.begin(), order.end(), [](auto* a, auto* b) { return a->offset < b->offset; });
     for (size_t i = 1; i < order.size(); ++i)
       check(order[i]->offset >= order[i - 1]->offset + order[i - 1]->bytes,
-            "tensor '{}' (bytes {} to {}) overlaps tensor '{}' (bytes {} to {})", order[i]->name, order[i]->offset,
-            order[i]->offset + order[i]->bytes, order[i - 1]->name, order[i - 1]->offset,
+            "tensor '{}' (bytes {} to {}) overlaps tensor '{}' (bytes {} to {})", printable(order[i]->name),
+            order[i]->offset, order[i]->offset + order[i]->bytes, printable(order[i - 1]->name), order[i - 1]->offset,
             order[i - 1]->offset + order[i - 1]->bytes);
   }
 
@@ -253,6 +253,16 @@ class Parser {
 };
 
 }  // namespace
+
+std::string printable(std::string_view s) {
+  constexpr size_t kMax = 120;
+  std::string out;
+  for (size_t i = 0; i < s.size() && i < kMax; ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    out += c < 0x20 || c == 0x7f ? fmt::format("\\x{:02x}", c) : std::string(1, s[i]);
+  }
+  return s.size() > kMax ? out + "..." : out;
+}
 
 int64_t TensorInfo::n_rows() const {
   int64_t n = 1;
@@ -263,8 +273,8 @@ int64_t TensorInfo::n_rows() const {
 std::vector<int64_t> TensorInfo::shape() const { return {ne.rbegin(), ne.rend()}; }
 
 QuantKind TensorInfo::kind() const {
-  check(type->kind.has_value(), "tensor '{}' has type {}, which touchstone does not implement (implemented: {})", name,
-        type->name, enum_choices<QuantKind>());
+  check(type->kind.has_value(), "tensor '{}' has type {}, which touchstone does not implement (implemented: {})",
+        printable(name), type->name, enum_choices<QuantKind>());
   return *type->kind;
 }
 
@@ -323,21 +333,21 @@ File::File(std::string path) : path_(std::move(path)) {
 const TensorInfo& File::tensor(std::string_view name) const {
   const TensorInfo* t = header_.tensor(name);
   check(t != nullptr, "{}: no tensor '{}' in the file (it has {} tensors: touchstone gguf list shows them)", path_,
-        name, header_.tensors.size());
+        printable(name), header_.tensors.size());
   return *t;
 }
 
 void File::read(const TensorInfo& t, void* dst) const {
-  check_memory_budget(t.bytes, fmt::format("{}: tensor '{}'", path_, t.name));
+  check_memory_budget(t.bytes, fmt::format("{}: tensor '{}'", path_, printable(t.name)));
   in_.clear();
   in_.seekg(static_cast<std::streamoff>(t.offset));
   in_.read(static_cast<char*>(dst), static_cast<std::streamsize>(t.bytes));
   check(in_ && static_cast<uint64_t>(in_.gcount()) == t.bytes, "{}: tensor '{}': cannot read its {} bytes at {}",
-        path_, t.name, t.bytes, t.offset);
+        path_, printable(t.name), t.bytes, t.offset);
 }
 
 std::vector<uint8_t> File::read(const TensorInfo& t) const {
-  check_memory_budget(t.bytes, fmt::format("{}: tensor '{}'", path_, t.name));
+  check_memory_budget(t.bytes, fmt::format("{}: tensor '{}'", path_, printable(t.name)));
   std::vector<uint8_t> out(t.bytes);
   read(t, out.data());
   return out;

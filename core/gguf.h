@@ -83,6 +83,10 @@ struct Header {
   const TensorInfo* tensor(std::string_view name) const;
 };
 
+// A name or key from a file as messages and listings show it: control bytes as \xNN (an error stays
+// one line whatever the file holds), at most 120 bytes, then "...".
+std::string printable(std::string_view s);
+
 // The header of a whole file held in memory (tests, the fuzzer). Errors do not name a file.
 Header parse(std::string_view bytes);
 

@@ -283,6 +283,12 @@ TEST(GgufHostile, TensorInfos) {
   GgufWriter twice = small_file();
   twice.tensor("w", {8}, 0, pattern(32, 0));
   expect_error([&] { gguf::parse(twice.bytes()); }, "tensor 'w' appears twice");
+  // A name with a line break in it still makes a one-line error.
+  GgufWriter newline = small_file();
+  newline.tensor("a\nb", {8}, 0, pattern(32, 0));
+  newline.tensor("a\nb", {8}, 0, pattern(32, 0));
+  expect_error([&] { gguf::parse(newline.bytes()); }, "tensor 'a\\x0ab' appears twice");
+  EXPECT_EQ(gguf::printable(std::string(200, 'n')), std::string(120, 'n') + "...");
   // Data past the end of the file: the last tensor cut short.
   std::string cut = small_file().bytes();
   cut.resize(cut.size() - 1);
