@@ -17,7 +17,6 @@ namespace ts::gguf {
 
 namespace {
 
-constexpr uint64_t kDefaultAlignment = 32;
 constexpr uint32_t kMaxDims = 4;  // GGML_MAX_DIMS
 // Arrays of arrays exist (nested token lists); no writer nests deeper than this, and a bound keeps a
 // hostile file of nested empty arrays from recursing without end.

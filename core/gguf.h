@@ -73,7 +73,7 @@ struct TensorInfo {
 
 struct Header {
   uint32_t version = 3;
-  uint64_t alignment = 32;
+  uint64_t alignment = 32;  // general.alignment, or GGUF's default of 32
   uint64_t data_offset = 0;  // where the data section starts in the file
   uint64_t file_size = 0;
   std::vector<KeyValue> metadata;  // in file order
