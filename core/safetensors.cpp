@@ -242,6 +242,42 @@ SafetensorsFile read_safetensors(const std::string& path) {
   }
 }
 
+SafetensorsFile read_safetensors(const std::string& path, const std::function<bool(const std::string&)>& wanted) {
+  try {
+    std::error_code ec;
+    check(!fs::is_directory(path, ec), "is a directory, not a safetensors file");
+    const uintmax_t size = fs::file_size(path, ec);
+    check(!ec, "cannot read the file's size");
+    std::ifstream in(path, std::ios::binary);
+    check(static_cast<bool>(in), "cannot open the file");
+    std::string head;
+    read_exact(in, 8, head, "8-byte header length");
+    const uint64_t header_len = header_length(head);
+    std::string text;
+    read_exact(in, header_len, text, "header");
+    Header h = parse_header(text);
+    // The whole file is checked against the header as read_safetensors checks it; only the wanted
+    // tensors are read (a checkpoint shard is gigabytes; one layer is what a case needs).
+    const uint64_t want_size = 8 + header_len + h.data_bytes;
+    check(size >= want_size, "the file ends inside the data section ({} bytes short)", want_size - size);
+    check(size == want_size, "bytes after the last tensor's data (the tensors must tile the data section)");
+    std::erase_if(h.entries, [&](const Entry& e) { return !wanted(e.name); });
+    check_tensors_fit(h);
+    SafetensorsFile out;
+    out.metadata = std::move(h.metadata);
+    for (auto& e : h.entries) {
+      Tensor t(e.dtype, e.shape);
+      in.seekg(static_cast<std::streamoff>(8 + header_len + e.begin));
+      in.read(reinterpret_cast<char*>(t.data()), static_cast<std::streamsize>(e.end - e.begin));
+      check(static_cast<uint64_t>(in.gcount()) == e.end - e.begin, "tensor '{}': the file ends inside its data", e.name);
+      out.tensors.emplace(std::move(e.name), std::move(t));
+    }
+    return out;
+  } catch (const Error& e) {
+    fail("{}: {}", path, e.what());
+  }
+}
+
 std::string serialize_safetensors(const SafetensorsFile& f) {
   json h = json::object();
   if (!f.metadata.empty()) h["__metadata__"] = f.metadata;
