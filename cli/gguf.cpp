@@ -9,6 +9,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/weight_case.h"
 #include "core/backend.h"
 #include "core/case_file.h"
 #include "core/gguf.h"
@@ -32,17 +33,6 @@ int list(const Args& a) {
                              shape_str(t.shape()),
                              t.offset, t.bytes);
   return 0;
-}
-
-uint64_t parse_u64(const std::string& s, const char* flag) {
-  try {
-    size_t used = 0;
-    const uint64_t v = std::stoull(s, &used);
-    check(used == s.size() && s[0] != '-', "--{} '{}' is not a non-negative integer", flag, s);
-    return v;
-  } catch (const std::logic_error&) {
-    fail("--{} '{}' is not a non-negative integer", flag, s);
-  }
 }
 
 // The parameters of `op` for weight tensor t: kind, n_rows, n_cols, and m when the op has it. An op
@@ -83,14 +73,6 @@ const TensorDecl& weight_decl(const Problem& pr) {
   return *w;
 }
 
-DType activation_dtype(const Args& a) {
-  const std::string d = a.get("dtype").value_or("F32");
-  const auto dt = dtype_from_name(d);
-  check(dt && (*dt == DType::F32 || *dt == DType::F16 || *dt == DType::BF16), "--dtype must be F32, F16 or BF16, not '{}'",
-        d);
-  return *dt;
-}
-
 int write_case(const Args& a) {
   check(a.positional().size() == 3, "usage: touchstone gguf case FILE TENSOR [--op OP] --out CASE");
   const std::string out = a.require("out");
@@ -99,29 +81,18 @@ int write_case(const Args& a) {
   const gguf::TensorInfo& t = f.tensor(a.positional()[2]);
   const Op& op = op_or_throw(a.get("op").value_or("gemm_quant"));
   const Params p = op.parse(weight_params(op, t, a));
-  const Problem pr = make_problem(op, p, activation_dtype(a));
+  const Problem pr = make_problem(op, p, activation_dtype_flag(a.get("dtype")));
   const TensorDecl& w = weight_decl(pr);
   const bool activations = std::any_of(pr.decls.begin(), pr.decls.end(),
                                        [](const TensorDecl& d) { return d.rule == DTypeRule::Activation; });
   check(activations || !a.get("dtype"), "{} has no activation tensors: --dtype does not apply", op.name());
-  const uint64_t seed = a.get("seed") ? parse_u64(*a.get("seed"), "seed") : stable_hash(op.name() + "/" + t.name);
-
-  // The op's generator allocates every tensor; the weight is the file's bytes, unchanged, and every
-  // activation input is N(0, 1) from the seed.
-  TensorMap tensors = op.make_case(pr, seed);
-  Tensor& weight = tensors.at(w.name);
-  check(weight.nbytes() == t.bytes, "tensor '{}': {} bytes in the file, {} {} of {} needs {}", gguf::printable(t.name), t.bytes,
-        dtype_name(w.dtype), shape_str(w.shape), op.name(), weight.nbytes());
-  f.read(t, weight.data());
-  Rng rng(seed);
-  for (const TensorDecl& d : pr.decls)
-    if (d.role != Role::Out && d.rule == DTypeRule::Activation) describe::normal(tensors.at(d.name), rng);
-  op.validate(pr, tensors);
-  TensorMap computed = tensors;
-  op.reference(p, computed);
-  TensorMap expected;
-  for (const auto& name : pr.output_names()) expected.emplace(name, std::move(computed.at(name)));
-  write_safetensors(out, case_to_file(op, p, tensors, expected, seed));
+  const uint64_t seed = seed_flag(a.get("seed"), op.name() + "/" + t.name);
+  write_weight_case(out, pr, seed, [&](TensorMap& tensors) {
+    Tensor& weight = tensors.at(w.name);
+    check(weight.nbytes() == t.bytes, "tensor '{}': {} bytes in the file, {} {} of {} needs {}", gguf::printable(t.name), t.bytes,
+          dtype_name(w.dtype), shape_str(w.shape), op.name(), weight.nbytes());
+    f.read(t, weight.data());
+  });
   std::cout << fmt::format("wrote {} ({} {}, {} of {}, seed {})\n", out, op.name(), op.variant(p), gguf::printable(t.name), f.path(),
                            seed);
   return 0;

@@ -29,6 +29,9 @@ constexpr const char* kUsage = R"(usage: touchstone <command> [options]
   gguf list FILE                          a GGUF checkpoint's tensors: kind, shape, offset, bytes
   gguf case FILE TENSOR --out CASE [--op gemm_quant|dequantize] [--m M] [--seed N] [--dtype D]
                                           one tensor's bytes, unchanged, as a case file with expected.*
+  checkpoint case FILE LAYER --out CASE [--m M] [--seed N] [--dtype D]
+                                          a GPTQ / AWQ safetensors layer (model.layers.0.mlp.up_proj) as a
+                                          gemm_gptq / gemm_awq case: bits, group size, act-order from its shapes
 
   --device D picks the device of an OpenCL / Vulkan backend: an index or part of its name
   (the same as TOUCHSTONE_OPENCL_DEVICE / TOUCHSTONE_VULKAN_DEVICE).
@@ -54,6 +57,7 @@ int main(int argc, char** argv) {
     if (cmd == "check") return cmd_check(args);
     if (cmd == "golden") return cmd_golden(args);
     if (cmd == "gguf") return cmd_gguf(args);
+    if (cmd == "checkpoint") return cmd_checkpoint(args);
     ts::fail("unknown command '{}' (touchstone --help lists them)", cmd);
   } catch (const ts::Error& e) {
     std::cerr << "touchstone: " << e.what() << "\n";

@@ -9,6 +9,7 @@
 #include "core/ops/quant_params.h"
 #include "core/quant/checkpoint.h"
 #include "tests/expect_error.h"
+#include "tests/run_cli.h"
 
 namespace ts {
 namespace {
@@ -112,6 +113,39 @@ TEST(Checkpoint, OnlyTheLayerIsReadFromTheFile) {
   std::filesystem::resize_file(path, std::filesystem::file_size(path) - 3);
   expect_error([&] { read_safetensors(path, [](const std::string&) { return true; }); }, "the file ends inside the data section");
   std::filesystem::remove(path);
+}
+
+// The CLI end to end: a checkpoint file in, a case file out whose tensors are the layer's and whose
+// expected outputs every backend can be checked against; bad input is one line on stderr, exit 1.
+TEST(CheckpointCli, CaseOfALayerChecksOnTheReference) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "touchstone_checkpoint_cli";
+  fs::create_directories(dir);
+  const std::string ckpt = (dir / "model.safetensors").string(), out = (dir / "layer.safetensors").string();
+  const Case c = generate_case(op_or_throw("gemm_gptq"), Params::of(GptqParams{8, 32, 1, 128, 16, true}), DType::F32, 4);
+  write_safetensors(ckpt, checkpoint_of(c));
+  const auto r = test::run_cli("checkpoint case " + ckpt + " " + kPrefix + " --m 3 --dtype BF16 --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("gemm_gptq"), std::string::npos) << r.out;
+  const Case written = load_case(out);
+  EXPECT_EQ(written.op->name(), "gemm_gptq");
+  EXPECT_EQ(written.dtype, DType::BF16);
+  EXPECT_TRUE(written.params.as<GptqParams>().desc_act);
+  EXPECT_EQ(written.params.as<GptqParams>().m, 3);
+  expect_same({{"qweight", written.tensors.at("qweight")}, {"g_idx", written.tensors.at("g_idx")}}, c);
+  EXPECT_EQ(written.expected.count("out"), 1u);
+  const auto check = test::run_cli("check " + out + " --backend reference");
+  EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+
+  const auto missing = test::run_cli("checkpoint case " + ckpt + " model.layers.3.mlp --out " + out);
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find("no tensor 'model.layers.3.mlp.qweight'"), std::string::npos) << missing.err;
+  const auto bad_m = test::run_cli("checkpoint case " + ckpt + " " + kPrefix + " --m x --out " + out);
+  EXPECT_EQ(bad_m.exit_code, 1);
+  EXPECT_NE(bad_m.err.find("'x' is not an integer"), std::string::npos) << bad_m.err;
+  const auto same = test::run_cli("checkpoint case " + ckpt + " " + kPrefix + " --out " + ckpt);
+  EXPECT_EQ(same.exit_code, 1) << "overwrote its input";
+  fs::remove_all(dir);
 }
 
 }  // namespace
