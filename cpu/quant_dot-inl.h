@@ -38,7 +38,13 @@ using VQI = hn::Vec<DQI>;
 
 inline constexpr int64_t kSumSpan = 16;  // activation sums are kept per 16 values
 
-HWY_INLINE float LoadHalf(const uint8_t* p) { return f16_to_f32(static_cast<uint16_t>(p[0] | (p[1] << 8))); }
+// An f16 scale, widened by the target's own conversion (exact): an out-of-line call per block would
+// cost as much as the block's arithmetic.
+HWY_INLINE float LoadHalf(const uint8_t* p) {
+  const hn::CappedTag<float, 1> d1;
+  const hn::Rebind<hwy::float16_t, decltype(d1)> dh;
+  return hn::GetLane(hn::PromoteTo(d1, hn::LoadU(dh, reinterpret_cast<const hwy::float16_t*>(p))));
+}
 
 // N bytes from p, widened to int32 lanes (unsigned or signed bytes).
 HWY_INLINE VQI LoadU8(const uint8_t* p) { return hn::PromoteTo(DQI(), hn::LoadU(hn::Rebind<uint8_t, DQ>(), p)); }

@@ -25,8 +25,9 @@ template <class F> HWY_INLINE void VisitKind(QuantKind kind, F&& f) {
   }
 }
 
-// Rows [r0, r1) of w (k values each) decoded into out (row stride k).
-void DecodeRows(QuantKind kind, const uint8_t* w, int64_t k, int64_t r0, int64_t r1, float* out) {
+// Rows [r0, r1) of w (k values each) decoded into out (row stride k). Flattened, as the GEMV below:
+// the per-kind visitors' lambdas must inline into the loops for the decode to stay in registers.
+HWY_FLATTEN void DecodeRows(QuantKind kind, const uint8_t* w, int64_t k, int64_t r0, int64_t r1, float* out) {
   VisitKind(kind, [&](auto block) {
     using K = decltype(block);
     const int64_t blocks = k / K::kElems;
@@ -41,7 +42,7 @@ void SumsPer16Rows(const float* a, int64_t m, int64_t k, float* sums) {
 }
 
 template <class K, int M>
-void GemvRowsOf(const float* a, const float* sums, int64_t k, const uint8_t* w, int64_t r0, int64_t r1, float* out,
+HWY_FLATTEN void GemvRowsOf(const float* a, const float* sums, int64_t k, const uint8_t* w, int64_t r0, int64_t r1, float* out,
                 int64_t ldo) {
   const int64_t blocks = k / K::kElems;
   for (int64_t r = r0; r < r1; ++r)

@@ -124,7 +124,7 @@ HWY_INLINE void GemvChunk(D d, const Codes& codes, const GroupedWeights& w, cons
 }
 
 template <int M, class Codes>
-void GemvColumns(const Codes& codes, const GroupedWeights& w, const float* a, int64_t j0, int64_t j1, float* out,
+HWY_FLATTEN void GemvColumns(const Codes& codes, const GroupedWeights& w, const float* a, int64_t j0, int64_t j1, float* out,
                  int64_t ldo) {
   const DP d;
   const int64_t N = static_cast<int64_t>(hn::Lanes(d));
