@@ -1,0 +1,185 @@
+// The GGUF block kinds: dequantize, gemm_quant and gemm_quant_fused. Decode (m <= 4) is a GEMV that
+// decodes the weights in registers, weight rows split across threads; prefill decodes a panel of
+// weight rows to F32 at a time (the threads splitting the panel) and hands it to OpenBLAS's sgemm, so
+// the whole matrix is never decoded at once. The per-kind decode lives in cpu/quant_dot-inl.h.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "cpu/quant_gemm.cpp"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+
+#include "core/kinds.h"
+#include "cpu/quant_dot-inl.h"
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace ts::cpu::HWY_NAMESPACE {
+
+template <class F> HWY_INLINE void VisitKind(QuantKind kind, F&& f) {
+  switch (kind) {
+    case QuantKind::Q4_0: return f(BlockQ4_0{});
+    case QuantKind::Q4_1: return f(BlockQ4_1{});
+    case QuantKind::Q8_0: return f(BlockQ8_0{});
+    case QuantKind::Q4_K: return f(BlockQ4_K{});
+    case QuantKind::Q5_K: return f(BlockQ5_K{});
+    case QuantKind::Q6_K: return f(BlockQ6_K{});
+    default: HWY_ASSERT(false);  // the kernels' support functions admit the block kinds only
+  }
+}
+
+// Rows [r0, r1) of w (k values each) decoded into out (row stride k). Flattened, as the GEMV below:
+// the per-kind visitors' lambdas must inline into the loops for the decode to stay in registers.
+HWY_FLATTEN void DecodeRows(QuantKind kind, const uint8_t* w, int64_t k, int64_t r0, int64_t r1, float* out) {
+  VisitKind(kind, [&](auto block) {
+    using K = decltype(block);
+    const int64_t blocks = k / K::kElems;
+    for (int64_t r = r0; r < r1; ++r)
+      for (int64_t b = 0; b < blocks; ++b)
+        DecodeBlock<K>(w + (r * blocks + b) * K::kBytes, out + r * k + b * K::kElems);
+  });
+}
+
+void SumsPer16Rows(const float* a, int64_t m, int64_t k, float* sums) {
+  for (int64_t i = 0; i < m; ++i) SumsPer16(a + i * k, k, sums + i * (k / kSumSpan));
+}
+
+template <class K, int M>
+HWY_FLATTEN void GemvRowsOf(const float* a, const float* sums, int64_t k, const uint8_t* w, int64_t r0, int64_t r1, float* out,
+                int64_t ldo) {
+  const int64_t blocks = k / K::kElems;
+  for (int64_t r = r0; r < r1; ++r)
+    DotRow<K, M>(w + r * blocks * K::kBytes, blocks, a, k, sums, k / kSumSpan, out + r, ldo);
+}
+
+// Rows [r0, r1) of out[i * ldo + r] = a[i] . dequant(w row r), for the m <= 4 F32 activation rows of
+// a (stride k) and their per-16 sums.
+void Gemv(QuantKind kind, const float* a, const float* sums, int64_t m, int64_t k, const uint8_t* w, int64_t r0,
+          int64_t r1, float* out, int64_t ldo) {
+  VisitKind(kind, [&](auto block) {
+    using K = decltype(block);
+    switch (m) {
+      case 1: return GemvRowsOf<K, 1>(a, sums, k, w, r0, r1, out, ldo);
+      case 2: return GemvRowsOf<K, 2>(a, sums, k, w, r0, r1, out, ldo);
+      case 3: return GemvRowsOf<K, 3>(a, sums, k, w, r0, r1, out, ldo);
+      default: return GemvRowsOf<K, 4>(a, sums, k, w, r0, r1, out, ldo);
+    }
+  });
+}
+
+}  // namespace ts::cpu::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+#include <cblas.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "core/ops/quant_params.h"
+#include "core/quant/formats.h"
+#include "cpu/common.h"
+#include "cpu/convert.h"
+#include "cpu/kernels.h"
+#include "cpu/quant_gemm.h"
+#include "cpu/thread_pool.h"
+
+namespace ts::cpu {
+HWY_EXPORT(DecodeRows);
+HWY_EXPORT(SumsPer16Rows);
+HWY_EXPORT(Gemv);
+
+namespace {
+constexpr int64_t kMaxGemvRows = 4;  // above this, sgemm on decoded panels reuses the weights better
+constexpr int64_t kPanelRows = 256;  // weight rows decoded to F32 per sgemm call (4 MiB at k = 4096)
+
+void decode_rows_parallel(QuantKind kind, const uint8_t* w, int64_t k, int64_t rows, float* out) {
+  parallel_for(rows, std::max<int64_t>(1, 16384 / k), [&](int64_t r0, int64_t r1) {
+    HWY_DYNAMIC_DISPATCH(DecodeRows)(kind, w, k, r0, r1, out);
+  });
+}
+
+void dequantize(const QuantRowsParams& p, TensorMap& t) {
+  decode_rows_parallel(p.kind, tensor(t, "bytes").as<uint8_t>(), p.n_cols, p.n_rows, tensor(t, "out").as<float>());
+}
+
+}  // namespace
+
+QuantActivations::QuantActivations(DType dt, const void* a, int64_t m, int64_t k) : m(m), k(k) {
+  a32.resize(static_cast<size_t>(m * k));
+  to_f32(dt, a, a32.data(), m * k);
+  if (m <= kMaxGemvRows) {
+    sums.resize(static_cast<size_t>(m * (k / 16)));
+    HWY_DYNAMIC_DISPATCH(SumsPer16Rows)(a32.data(), m, k, sums.data());
+  }
+}
+
+void gguf_gemm(QuantKind kind, const QuantActivations& a, const uint8_t* w, int64_t n_rows, float* out, int64_t ldo) {
+  const int64_t m = a.m, k = a.k;
+  check(m < (1LL << 31) && n_rows < (1LL << 31) && k < (1LL << 31) && ldo < (1LL << 31),
+        "gemm_quant: dimensions exceed the BLAS int range");
+  if (m <= kMaxGemvRows) {
+    parallel_for(n_rows, std::max<int64_t>(4, 65536 / (k * m)), [&](int64_t r0, int64_t r1) {
+      HWY_DYNAMIC_DISPATCH(Gemv)(kind, a.a32.data(), a.sums.data(), m, k, w, r0, r1, out, ldo);
+    });
+    return;
+  }
+  const int64_t row_bytes = quant::row_bytes(quant::block_format(kind), k);
+  std::vector<float> panel(static_cast<size_t>(std::min(kPanelRows, n_rows) * k));
+  for (int64_t r0 = 0; r0 < n_rows; r0 += kPanelRows) {
+    const int64_t rows = std::min(kPanelRows, n_rows - r0);
+    decode_rows_parallel(kind, w + r0 * row_bytes, k, rows, panel.data());
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(m), static_cast<int>(rows), static_cast<int>(k),
+                1.0f, a.a32.data(), static_cast<int>(k), panel.data(), static_cast<int>(k), 0.0f, out + r0,
+                static_cast<int>(ldo));
+  }
+}
+
+void store_output(const std::vector<float>& out32, Tensor& out) {
+  if (out.dtype() == DType::F32) return;
+  const int64_t n = static_cast<int64_t>(out32.size());
+  parallel_for(n, 16384, [&](int64_t i0, int64_t i1) {
+    from_f32(out.dtype(), out32.data() + i0, out.data() + i0 * static_cast<int64_t>(dtype_size(out.dtype())), i1 - i0);
+  });
+}
+
+float* output_f32(std::vector<float>& scratch, Tensor& out, int64_t elems) {
+  if (out.dtype() == DType::F32) return out.as<float>();
+  scratch.resize(static_cast<size_t>(elems));
+  return scratch.data();
+}
+
+namespace {
+
+void gemm_quant(const GemmQuantParams& p, TensorMap& t) {
+  const Tensor& a = tensor(t, "a");
+  Tensor& out = tensor(t, "out");
+  const QuantActivations act(a.dtype(), a.data(), p.m, p.n_cols);
+  std::vector<float> scratch;
+  float* o = output_f32(scratch, out, p.m * p.n_rows);
+  gguf_gemm(p.kind, act, tensor(t, "weight").as<uint8_t>(), p.n_rows, o, p.n_rows);
+  store_output(scratch, out);
+}
+
+void gemm_quant_fused(const GemmQuantFusedParams& p, TensorMap& t) {
+  const Tensor& a = tensor(t, "a");
+  Tensor& out = tensor(t, "out");
+  const QuantActivations act(a.dtype(), a.data(), p.m, p.n_cols);
+  const int64_t total = p.total_rows();
+  std::vector<float> scratch;
+  float* o = output_f32(scratch, out, p.m * total);
+  int64_t col0 = 0;
+  for (int i = 0; i < p.parts(); ++i) {
+    gguf_gemm(p.kind[i], act, tensor(t, "weight." + std::to_string(i)).as<uint8_t>(), p.n_rows[i], o + col0, total);
+    col0 += p.n_rows[i];
+  }
+  store_output(scratch, out);
+}
+
+}  // namespace
+
+void add_quant(KernelTable& k) {
+  k.add(ops::dequantize, dequantize);
+  k.add(ops::gemm_quant, gemm_quant);
+  k.add(ops::gemm_quant_fused, gemm_quant_fused);
+}
+
+}  // namespace ts::cpu
+#endif

@@ -1,0 +1,28 @@
+#pragma once
+// Shared by the cpu backend's quant GEMMs (cpu/quant_gemm.cpp, cpu/quant_gptq.cpp): activations
+// widened to F32 once per call, the GGUF GEMM on them, and the F32 staging of F16 / BF16 outputs.
+#include <cstdint>
+#include <vector>
+
+#include "core/kinds.h"
+#include "core/tensor.h"
+
+namespace ts::cpu {
+
+// a[m, k] in F32, and for a GEMV (small m) the sums of each 16 values of every row.
+struct QuantActivations {
+  QuantActivations(DType dt, const void* a, int64_t m, int64_t k);
+  int64_t m, k;
+  std::vector<float> a32;
+  std::vector<float> sums;
+};
+
+// out[i * ldo + r] = a[i] . dequant(row r of w), for the n_rows GGUF rows of `kind` in w.
+void gguf_gemm(QuantKind kind, const QuantActivations& a, const uint8_t* w, int64_t n_rows, float* out, int64_t ldo);
+
+// Where a kernel writes its F32 results: out itself when it is F32, else `scratch` (elems values),
+// which store_output then rounds into out.
+float* output_f32(std::vector<float>& scratch, Tensor& out, int64_t elems);
+void store_output(const std::vector<float>& scratch, Tensor& out);
+
+}  // namespace ts::cpu
