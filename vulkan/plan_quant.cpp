@@ -17,6 +17,10 @@ constexpr uint32_t kDequantWg = 128;  // dequant.comp
 constexpr uint32_t kGptqWg = 64;      // gptq.comp
 constexpr int64_t kGptqRows = 8;      // gptq.comp: MR
 
+// shaders/quant.glsl numbers the kinds as QuantKind does (QK_Q4_0 0 .. QK_Q6_K 5).
+static_assert(static_cast<int>(QuantKind::Q4_0) == 0 && static_cast<int>(QuantKind::Q4_1) == 1 &&
+              static_cast<int>(QuantKind::Q8_0) == 2 && static_cast<int>(QuantKind::Q4_K) == 3 &&
+              static_cast<int>(QuantKind::Q5_K) == 4 && static_cast<int>(QuantKind::Q6_K) == 5);
 uint32_t kind_spec(QuantKind k) { return static_cast<uint32_t>(k); }
 
 // The shaders read GGUF bytes as uint words, and a block row need not end on a word: the binding
@@ -70,14 +74,15 @@ void add_quant_planners(PlannerTable& t) {
     const uint64_t row_bytes = static_cast<uint64_t>(quant::row_bytes(quant::block_format(p.kind), p.n_cols));
     const uint64_t out_row = static_cast<uint64_t>(p.n_cols) * 4;
     std::vector<Dispatch> out;
-    // Windows of whole rows for both the bytes and the F32 output (the larger row sets the count).
-    const uint64_t wide = std::max(row_bytes, out_row);
-    for (auto [r0, nr] : gguf_windows(tg, p.n_rows, wide)) {
+    // Windows of whole output rows (F32 rows are the larger); the bytes' window starts at the
+    // aligned offset at or before its first row and the shader skips the bytes in between.
+    for (auto [r0, nr] : tg.row_windows(p.n_rows, out_row)) {
+      const uint64_t first = r0 * row_bytes, start = first / tg.offset_align * tg.offset_align;
       Dispatch d;
       d.shader = tg.variant(Kernel::dequant);
-      d.bindings = {Binding("bytes", r0 * row_bytes, word_range(nr * row_bytes)),
+      d.bindings = {Binding("bytes", start, word_range(first - start + nr * row_bytes)),
                     Binding("out", r0 * out_row, nr * out_row)};
-      d.push = Push().u(nr).u(p.n_cols).words();
+      d.push = Push().u(nr).u(p.n_cols).u(first - start).words();
       d.spec = {kDequantWg, kind_spec(p.kind)};
       d.groups = {groups_for(nr * (p.n_cols / 16), kDequantWg, std::min(tg.group_cap, tg.max_groups[0])), 1, 1};
       out.push_back(std::move(d));

@@ -7,7 +7,8 @@ layout(constant_id = 1) const uint KIND = 0;
 
 layout(std430, binding = 0) readonly buffer Buf0 { uint w[]; };
 layout(std430, binding = 1) writeonly buffer Buf1 { float o[]; };
-layout(push_constant) uniform Push { uint rows, cols; } p;
+// skip: bytes before the first row in the bound window (which starts at an aligned offset).
+layout(push_constant) uniform Push { uint rows, cols, skip; } p;
 
 #define QUANT_BUF w
 #include "quant.glsl"
@@ -18,7 +19,7 @@ void main() {
   for (uint e = gl_GlobalInvocationID.x; e < p.rows * chunks; e += stride) {
     const uint r = e / chunks, c = e % chunks;
     float v[16];
-    quant_decode16(KIND, r * row_bytes, c, v);
+    quant_decode16(KIND, p.skip + r * row_bytes, c, v);
     for (uint j = 0u; j < 16u; ++j) o[r * p.cols + c * 16u + j] = v[j];
   }
 }
