@@ -65,6 +65,7 @@ class VulkanImpl final : public Backend {
     add_rope_planners(planners_);
     add_attention_planners(planners_);
     add_argmax_planners(planners_);
+    add_quant_planners(planners_);
   }
   std::string name() const override { return VulkanBackend::kName; }
 
@@ -80,8 +81,10 @@ class VulkanImpl final : public Backend {
   Support supports(const Problem& pr) override {
     auto it = planners_.find(pr.op->name());
     if (it == planners_.end()) return Support::no("no Vulkan kernel for this op yet");
-    // Activations in F32, F16 or BF16 (a variant per storage type), F32 scales, integer ids.
-    const Support s = dtypes_handled(pr, {DType::F32, DType::F16, DType::BF16, DType::I32, DType::U32}, "Vulkan");
+    // Activations in F32, F16 or BF16 (a variant per storage type), F32 scales, integer ids, GGUF
+    // bytes (read as words by the quant shaders).
+    const Support s =
+        dtypes_handled(pr, {DType::F32, DType::F16, DType::BF16, DType::I32, DType::U32, DType::U8}, "Vulkan");
     if (!s.ok) return s;
     init();
     for (const auto& d : pr.decls)

@@ -119,5 +119,6 @@ void add_layout_planners(PlannerTable& t);
 void add_rope_planners(PlannerTable& t);
 void add_attention_planners(PlannerTable& t);
 void add_argmax_planners(PlannerTable& t);
+void add_quant_planners(PlannerTable& t);
 
 }  // namespace ts::vk

@@ -1,0 +1,115 @@
+// The quant family: dequantize, the GGUF GEMMs (a GEMV kernel for decode, a tiled one that decodes
+// each weight slab into shared memory for prefill; the block decoding is shaders/quant.glsl), and
+// the GPTQ / AWQ GEMMs. The GGUF kind is a specialization constant (its QuantKind number), so each
+// kernel is one SPIR-V per dtype and the driver folds the other kinds' code away.
+#include "core/ops/quant_params.h"
+#include "core/quant/formats.h"
+#include "vulkan/plan.h"
+
+namespace ts::vk {
+
+namespace {
+constexpr int64_t kGemvMaxM = 4;      // gemv_quant.comp: MAXM
+constexpr int64_t kGemvRows = 4;      // gemv_quant.comp: NR
+constexpr uint32_t kGemvWg = 64;      // at most gemv_quant.comp's MAX_WG
+constexpr int64_t kTile = 64;         // gemm_quant.comp: BM
+constexpr uint32_t kDequantWg = 128;  // dequant.comp
+constexpr uint32_t kGptqWg = 64;      // gptq.comp
+constexpr int64_t kGptqRows = 8;      // gptq.comp: MR
+
+// shaders/quant.glsl numbers the kinds as QuantKind does (QK_Q4_0 0 .. QK_Q6_K 5).
+static_assert(static_cast<int>(QuantKind::Q4_0) == 0 && static_cast<int>(QuantKind::Q4_1) == 1 &&
+              static_cast<int>(QuantKind::Q8_0) == 2 && static_cast<int>(QuantKind::Q4_K) == 3 &&
+              static_cast<int>(QuantKind::Q5_K) == 4 && static_cast<int>(QuantKind::Q6_K) == 5);
+uint32_t kind_spec(QuantKind k) { return static_cast<uint32_t>(k); }
+
+// The shaders read GGUF bytes as uint words, and a block row need not end on a word: the binding
+// covers the last partial word (inside the tensor's trailing guard zone, never past the buffer).
+uint64_t word_range(uint64_t bytes) { return (bytes + 3) / 4 * 4; }
+
+// Windows of GGUF rows that stay within maxStorageBufferRange once rounded up to whole words.
+std::vector<std::pair<int64_t, int64_t>> gguf_windows(const Target& tg, int64_t rows, uint64_t row_bytes) {
+  Target t = tg;
+  t.max_range -= 4;
+  return t.row_windows(rows, row_bytes);
+}
+
+// out columns [col0, col0 + n_rows) of rows ldo wide = a @ dequant(weight)^T: one dispatch per window
+// of the weight's rows; GEMV for decode, the tiled kernel for prefill.
+void plan_gguf(std::vector<Dispatch>& out, const Target& tg, const std::string& weight, QuantKind kind, int64_t m,
+               int64_t n_rows, int64_t n_cols, int64_t ldo, int64_t col0) {
+  const uint64_t row_bytes = static_cast<uint64_t>(quant::row_bytes(quant::block_format(kind), n_cols));
+  for (auto [n0, nn] : gguf_windows(tg, n_rows, row_bytes)) {
+    Dispatch d;
+    d.bindings = {"a", Binding(weight, n0 * row_bytes, word_range(nn * row_bytes)), "out"};
+    d.push = Push().u(m).u(nn).u(n_cols).u(ldo).u(col0 + n0).words();
+    if (m <= kGemvMaxM) {
+      d.shader = tg.variant(Kernel::gemv_quant);
+      d.spec = {kGemvWg, kind_spec(kind)};
+      d.groups = {groups_for(nn, kGemvRows, std::min(tg.group_cap, tg.max_groups[0])), 1, 1};
+    } else {
+      d.shader = tg.variant(Kernel::gemm_quant);
+      d.spec = {kind_spec(kind)};
+      d.groups = {ceil_div(nn, kTile), ceil_div(m, kTile), 1};
+    }
+    out.push_back(std::move(d));
+  }
+}
+
+// GPTQ and AWQ share gptq.comp; binding 5 (g_idx) is bound to qzeros when there is no act-order.
+Dispatch plan_packed(const Target& tg, bool awq, int64_t bits, bool act_order, int64_t m, int64_t n, int64_t k,
+                     int64_t group_size) {
+  Dispatch d;
+  d.shader = tg.variant(Kernel::gemm_gptq);
+  d.bindings = {"a", "qweight", "qzeros", "scales", "out", act_order ? "g_idx" : "qzeros"};
+  d.push = Push().u(m).u(n).u(k).u(group_size).words();
+  d.spec = {kGptqWg, awq ? 1u : 0u, static_cast<uint32_t>(bits), act_order ? 1u : 0u};
+  d.groups = {ceil_div(n, kGptqWg), groups_for(m, kGptqRows, tg.max_groups[1]), 1};
+  return d;
+}
+}  // namespace
+
+void add_quant_planners(PlannerTable& t) {
+  add_planner(t, ops::dequantize, [](const QuantRowsParams& p, const TensorMap&, const Target& tg) {
+    const uint64_t row_bytes = static_cast<uint64_t>(quant::row_bytes(quant::block_format(p.kind), p.n_cols));
+    const uint64_t out_row = static_cast<uint64_t>(p.n_cols) * 4;
+    std::vector<Dispatch> out;
+    // Windows of whole output rows (F32 rows are the larger); the bytes' window starts at the
+    // aligned offset at or before its first row and the shader skips the bytes in between.
+    for (auto [r0, nr] : tg.row_windows(p.n_rows, out_row)) {
+      const uint64_t first = r0 * row_bytes, start = first / tg.offset_align * tg.offset_align;
+      Dispatch d;
+      d.shader = tg.variant(Kernel::dequant);
+      d.bindings = {Binding("bytes", start, word_range(first - start + nr * row_bytes)),
+                    Binding("out", r0 * out_row, nr * out_row)};
+      d.push = Push().u(nr).u(p.n_cols).u(first - start).words();
+      d.spec = {kDequantWg, kind_spec(p.kind)};
+      d.groups = {groups_for(nr * (p.n_cols / 16), kDequantWg, std::min(tg.group_cap, tg.max_groups[0])), 1, 1};
+      out.push_back(std::move(d));
+    }
+    return out;
+  });
+  add_planner(t, ops::gemm_quant, [](const GemmQuantParams& p, const TensorMap&, const Target& tg) {
+    std::vector<Dispatch> out;
+    plan_gguf(out, tg, "weight", p.kind, p.m, p.n_rows, p.n_cols, p.n_rows, 0);
+    return out;
+  });
+  add_planner(t, ops::gemm_quant_fused, [](const GemmQuantFusedParams& p, const TensorMap&, const Target& tg) {
+    // One dispatch per part (each its own kind) into its own column range of the shared output.
+    std::vector<Dispatch> out;
+    int64_t col = 0;
+    for (int i = 0; i < p.parts(); ++i) {
+      plan_gguf(out, tg, "weight." + std::to_string(i), p.kind[i], p.m, p.n_rows[i], p.n_cols, p.total_rows(), col);
+      col += p.n_rows[i];
+    }
+    return out;
+  });
+  add_planner(t, ops::gemm_gptq, [](const GptqParams& p, const TensorMap&, const Target& tg) {
+    return std::vector{plan_packed(tg, false, p.bits, p.desc_act, p.m, p.n, p.k, p.group_size)};
+  });
+  add_planner(t, ops::gemm_awq, [](const AwqParams& p, const TensorMap&, const Target& tg) {
+    return std::vector{plan_packed(tg, true, p.bits, false, p.m, p.n, p.k, p.group_size)};
+  });
+}
+
+}  // namespace ts::vk
