@@ -10,6 +10,7 @@ std::unique_ptr<Backend> ReferenceBackend::create() {
 #define X(name, P) k.add(ops::name, ref::name);
 #include "core/ops/core_ops.inc"
 #include "core/ops/quant_ops.inc"
+#include "core/ops/moe_ops.inc"
 #undef X
   return std::make_unique<HostBackend>(kName, std::move(k));
 }

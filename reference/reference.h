@@ -5,6 +5,7 @@
 // ggml's float code is their definition.
 #include "core/ops/core_params.h"
 #include "core/ops/quant_params.h"
+#include "core/ops/moe_params.h"
 #include "core/tensor.h"
 
 namespace ts::ref {
@@ -12,6 +13,7 @@ namespace ts::ref {
 #define X(name, P) void name(const P& p, TensorMap& t);
 #include "core/ops/core_ops.inc"
 #include "core/ops/quant_ops.inc"
+#include "core/ops/moe_ops.inc"
 #undef X
 
 }  // namespace ts::ref

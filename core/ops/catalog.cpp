@@ -3,12 +3,14 @@
 #include "core/op.h"
 #include "core/ops/core_params.h"
 #include "core/ops/quant_params.h"
+#include "core/ops/moe_params.h"
 
 namespace ts {
 
 #define X(name, P) const Op& op_##name();
 #include "core/ops/core_ops.inc"
 #include "core/ops/quant_ops.inc"
+#include "core/ops/moe_ops.inc"
 #undef X
 
 const std::vector<const Op*>& all_ops() {
@@ -16,6 +18,7 @@ const std::vector<const Op*>& all_ops() {
 #define X(name, P) &op_##name(),
 #include "core/ops/core_ops.inc"
 #include "core/ops/quant_ops.inc"
+#include "core/ops/moe_ops.inc"
 #undef X
   };
   return ops;

@@ -6,6 +6,7 @@
 
 #include "core/ops/core_params.h"
 #include "core/ops/quant_params.h"
+#include "core/ops/moe_params.h"
 
 namespace ts {
 
@@ -18,6 +19,7 @@ namespace ops {
 #define X(name, P) inline constexpr OpRef<P> name{#name};
 #include "core/ops/core_ops.inc"
 #include "core/ops/quant_ops.inc"
+#include "core/ops/moe_ops.inc"
 #undef X
 }  // namespace ops
 
