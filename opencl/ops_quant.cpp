@@ -1,0 +1,73 @@
+// The quant family: GGUF rows (dequantize, gemm_quant, gemm_quant_fused) decoded by kernels/quant.h in
+// every kernel, and the GPTQ / AWQ GEMMs (kernels/gptq.cl).
+#include <algorithm>
+#include <cctype>
+
+#include "core/ops/op_refs.h"
+#include "core/quant/formats.h"
+#include "gemm_tile.h"
+
+namespace ts::ocl {
+namespace {
+
+// The build options that select a kind's decode in kernels/quant.h.
+std::string kind_defines(QuantKind kind) {
+  const quant::Format& f = quant::block_format(kind);
+  std::string fn(enum_name(kind));
+  std::transform(fn.begin(), fn.end(), fn.begin(), [](unsigned char ch) { return std::tolower(ch); });
+  return fmt::format("-DDQ32=dq32_{} -DQBE={} -DQBB={}", fn, f.block_elems, f.block_bytes);
+}
+
+void plan_dequantize(Planner& pl) {
+  const auto& p = pl.params<QuantRowsParams>();
+  pl.dispatch(pl.kernel("dequantize.cl", "dequantize_rows", kind_defines(p.kind)),
+              {ceil_div(p.n_cols, 32), static_cast<size_t>(p.n_rows)}, {1, 1}, pl.buf("bytes"), pl.buf("out"),
+              p.n_rows, p.n_cols);
+}
+
+// out[:, ocol0 .. ocol0 + n_rows] (row stride ldo) = a[m, n_cols] @ dequant(w)^T: the GEMV kernel for
+// m <= 8 (decode, bandwidth-bound on w), the tiled GEMM with the slab decoded in local memory above.
+void gguf_gemm(Planner& pl, QuantKind kind, cl_mem a, cl_mem w, cl_mem out, int64_t m, int64_t n_rows,
+               int64_t n_cols, int64_t ldo, int64_t ocol0) {
+  const std::string kdefs = kind_defines(kind);
+  if (m <= 8) {
+    // R x m vector partial sums per work-item: 8 at most (registers).
+    const int r = std::max<int>(1, 8 / static_cast<int>(m));
+    const int wg = pl.limits().cpu ? 1 : static_cast<int>(pl.reduction_group(n_cols / 32, 64));
+    pl.dispatch(pl.kernel("gemv_quant.cl", "gemv_quant", fmt::format("-DGM={} -DR={} -DWG={} {}", m, r, wg, kdefs)),
+                {ceil_div(n_rows, r) * wg}, {size_t(wg)}, a, w, out, n_rows, n_cols, ldo, ocol0);
+    return;
+  }
+  GemmTile t = gemm_tile(pl.limits());
+  // The slab is decoded 32 values at a time and never straddles the row's end.
+  if (t.tk % 32 != 0 || n_cols % t.tk != 0) t.tk = 32;
+  check(static_cast<size_t>(t.tk) * (t.tm + t.tn + 4) * 4 <= pl.limits().local_mem,
+        "OpenCL gemm_quant: a 32-deep slab of a {}x{} tile exceeds the device's local memory", t.tm, t.tn);
+  dispatch_gemm_tiled(pl, t, "gemm_quant.cl", a, w, out, m, n_rows, n_cols, ldo, ocol0, kdefs);
+}
+
+void plan_gemm_quant(Planner& pl) {
+  const auto& p = pl.params<GemmQuantParams>();
+  gguf_gemm(pl, p.kind, pl.buf("a"), pl.buf("weight"), pl.buf("out"), p.m, p.n_rows, p.n_cols, p.n_rows, 0);
+}
+
+// One dispatch per part (each part's kind is its own program) into its column range of out.
+void plan_gemm_quant_fused(Planner& pl) {
+  const auto& p = pl.params<GemmQuantFusedParams>();
+  int64_t col0 = 0;
+  for (int i = 0; i < p.parts(); ++i) {
+    gguf_gemm(pl, p.kind[i], pl.buf("a"), pl.buf(fmt::format("weight.{}", i)), pl.buf("out"), p.m, p.n_rows[i],
+              p.n_cols, p.total_rows(), col0);
+    col0 += p.n_rows[i];
+  }
+}
+
+}  // namespace
+
+void add_quant_ops(PlanTable& t) {
+  add_plan(t, ops::dequantize, plan_dequantize);
+  add_plan(t, ops::gemm_quant, plan_gemm_quant);
+  add_plan(t, ops::gemm_quant_fused, plan_gemm_quant_fused);
+}
+
+}  // namespace ts::ocl
