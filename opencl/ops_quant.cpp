@@ -62,12 +62,36 @@ void plan_gemm_quant_fused(Planner& pl) {
   }
 }
 
+// GPTQ and AWQ: one work-item per output column and block of up to 8 rows of a.
+void dispatch_packed(Planner& pl, int64_t m, int64_t n, int64_t k, int64_t group_size, const std::string& defines,
+                     cl_mem g_idx) {
+  const int gm = static_cast<int>(std::min<int64_t>(m, 8));
+  const size_t wg = pl.reduction_group(n, 64);
+  pl.dispatch(pl.kernel("gptq.cl", "gemm_packed", fmt::format("-DGM={} {}", gm, defines)),
+              {static_cast<size_t>(n), ceil_div(m, gm)}, {wg, 1}, pl.buf("a"), pl.buf("qweight"), pl.buf("scales"),
+              pl.buf("qzeros"), g_idx, pl.buf("out"), m, n, k, group_size);
+}
+
+void plan_gemm_gptq(Planner& pl) {
+  const auto& p = pl.params<GptqParams>();
+  // Without act-order the kernel never reads g_idx: any buffer stands in.
+  dispatch_packed(pl, p.m, p.n, p.k, p.group_size, fmt::format("-DBITS={}{}", p.bits, p.desc_act ? " -DACT" : ""),
+                  pl.buf(p.desc_act ? "g_idx" : "qzeros"));
+}
+
+void plan_gemm_awq(Planner& pl) {
+  const auto& p = pl.params<AwqParams>();
+  dispatch_packed(pl, p.m, p.n, p.k, p.group_size, "-DBITS=4 -DAWQ", pl.buf("qzeros"));
+}
+
 }  // namespace
 
 void add_quant_ops(PlanTable& t) {
   add_plan(t, ops::dequantize, plan_dequantize);
   add_plan(t, ops::gemm_quant, plan_gemm_quant);
   add_plan(t, ops::gemm_quant_fused, plan_gemm_quant_fused);
+  add_plan(t, ops::gemm_gptq, plan_gemm_gptq);
+  add_plan(t, ops::gemm_awq, plan_gemm_awq);
 }
 
 }  // namespace ts::ocl
