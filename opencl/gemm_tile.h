@@ -15,9 +15,18 @@ struct GemmTile {
 // device's local memory.
 GemmTile gemm_tile(const DeviceLimits& lim);
 
-// out[:, ocol0 .. ocol0 + n] (row stride ldo) = a[m, k] @ b^T with gemm_tiled of `file` (gemm.cl or a
-// file that includes it with its own b staging).
-void dispatch_gemm_tiled(Planner& pl, const GemmTile& t, const std::string& file, cl_mem a, cl_mem b, cl_mem out,
-                         int64_t m, int64_t n, int64_t k, int64_t ldo, int64_t ocol0, const std::string& defines = "");
+// The build options of gemm_tiled for this tile and problem, plus `defines`.
+std::string gemm_tile_defines(const GemmTile& t, int64_t m, int64_t n, int64_t k, const std::string& defines);
+
+// out[:, ocol0 .. ocol0 + n] (row stride ldo) = a[m, k] @ b^T with gemm_tiled of `file` (gemm.cl, or a
+// file that includes it with its own b staging and B_ARGS, the `extra` arguments).
+template <class... Extra>
+void dispatch_gemm_tiled(Planner& pl, const GemmTile& t, const std::string& file, const std::string& defines, cl_mem a,
+                         cl_mem b, cl_mem out, int64_t m, int64_t n, int64_t k, int64_t ldo, int64_t ocol0,
+                         const Extra&... extra) {
+  const size_t wx = t.wx, wy = t.wy;
+  pl.dispatch(pl.kernel(file, "gemm_tiled", gemm_tile_defines(t, m, n, k, defines)),
+              {ceil_div(n, t.tn) * wx, ceil_div(m, t.tm) * wy}, {wx, wy}, a, b, out, m, n, k, ldo, ocol0, extra...);
+}
 
 }  // namespace ts::ocl

@@ -23,15 +23,10 @@ GemmTile gemm_tile(const DeviceLimits& lim) {
   return t;
 }
 
-void dispatch_gemm_tiled(Planner& pl, const GemmTile& t, const std::string& file, cl_mem a, cl_mem b, cl_mem out,
-                         int64_t m, int64_t n, int64_t k, int64_t ldo, int64_t ocol0, const std::string& defines) {
+std::string gemm_tile_defines(const GemmTile& t, int64_t m, int64_t n, int64_t k, const std::string& defines) {
   const bool even = m % t.tm == 0 && n % t.tn == 0 && k % t.tk == 0;
-  const std::string defs =
-      fmt::format("-DTM={} -DTN={} -DTK={} -DWX={} -DWY={} -DRM={} -DVW={} -DNV={}{}{}{}", t.tm, t.tn, t.tk, t.wx,
-                  t.wy, t.rm, t.vw, t.nv, even ? " -DEVEN" : "", defines.empty() ? "" : " ", defines);
-  const size_t wx = t.wx, wy = t.wy;
-  pl.dispatch(pl.kernel(file, "gemm_tiled", defs), {ceil_div(n, t.tn) * wx, ceil_div(m, t.tm) * wy}, {wx, wy}, a, b,
-              out, m, n, k, ldo, ocol0);
+  return fmt::format("-DTM={} -DTN={} -DTK={} -DWX={} -DWY={} -DRM={} -DVW={} -DNV={}{}{}{}", t.tm, t.tn, t.tk, t.wx,
+                     t.wy, t.rm, t.vw, t.nv, even ? " -DEVEN" : "", defines.empty() ? "" : " ", defines);
 }
 
 namespace {
@@ -47,8 +42,8 @@ void plan_gemm(Planner& pl) {
                 {ceil_div(p.n, r) * wg}, {size_t(wg)}, pl.buf("a"), pl.buf("b"), pl.buf("out"), p.n, p.k);
     return;
   }
-  dispatch_gemm_tiled(pl, gemm_tile(pl.limits()), "gemm.cl", pl.buf("a"), pl.buf("b"), pl.buf("out"), p.m, p.n, p.k,
-                      p.n, 0);
+  dispatch_gemm_tiled(pl, gemm_tile(pl.limits()), "gemm.cl", "", pl.buf("a"), pl.buf("b"), pl.buf("out"), p.m, p.n,
+                      p.k, p.n, 0);
 }
 
 }  // namespace

@@ -43,7 +43,7 @@ void gguf_gemm(Planner& pl, QuantKind kind, cl_mem a, cl_mem w, cl_mem out, int6
   if (t.tk % 32 != 0 || n_cols % t.tk != 0) t.tk = 32;
   check(static_cast<size_t>(t.tk) * (t.tm + t.tn + 4) * 4 <= pl.limits().local_mem,
         "OpenCL gemm_quant: a 32-deep slab of a {}x{} tile exceeds the device's local memory", t.tm, t.tn);
-  dispatch_gemm_tiled(pl, t, "gemm_quant.cl", a, w, out, m, n_rows, n_cols, ldo, ocol0, kdefs);
+  dispatch_gemm_tiled(pl, t, "gemm_quant.cl", kdefs, a, w, out, m, n_rows, n_cols, ldo, ocol0);
 }
 
 void plan_gemm_quant(Planner& pl) {
@@ -62,14 +62,19 @@ void plan_gemm_quant_fused(Planner& pl) {
   }
 }
 
-// GPTQ and AWQ: one work-item per output column and block of up to 8 rows of a.
+// GPTQ and AWQ: for m <= 8 one work-item per output column and block of rows of a (the weight
+// streamed once per block of rows); above, the tiled GEMM with the weight slab decoded into local memory.
 void dispatch_packed(Planner& pl, int64_t m, int64_t n, int64_t k, int64_t group_size, const std::string& defines,
                      cl_mem g_idx) {
-  const int gm = static_cast<int>(std::min<int64_t>(m, 8));
+  if (m > 8) {
+    dispatch_gemm_tiled(pl, gemm_tile(pl.limits()), "gptq_gemm.cl", defines, pl.buf("a"), pl.buf("qweight"),
+                        pl.buf("out"), m, n, k, n, 0, pl.buf("scales"), pl.buf("qzeros"), g_idx, group_size);
+    return;
+  }
   const size_t wg = pl.reduction_group(n, 64);
-  pl.dispatch(pl.kernel("gptq.cl", "gemm_packed", fmt::format("-DGM={} {}", gm, defines)),
-              {static_cast<size_t>(n), ceil_div(m, gm)}, {wg, 1}, pl.buf("a"), pl.buf("qweight"), pl.buf("scales"),
-              pl.buf("qzeros"), g_idx, pl.buf("out"), m, n, k, group_size);
+  pl.dispatch(pl.kernel("gptq.cl", "gemm_packed", fmt::format("-DGM={} {}", m, defines)), {static_cast<size_t>(n), 1},
+              {wg, 1}, pl.buf("a"), pl.buf("qweight"), pl.buf("scales"), pl.buf("qzeros"), g_idx, pl.buf("out"), m, n,
+              k, group_size);
 }
 
 void plan_gemm_gptq(Planner& pl) {

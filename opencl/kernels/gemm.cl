@@ -10,9 +10,13 @@
 // out is written at out[row * ldo + ocol0 + col] (a column range of a wider output).
 // A file that includes this one may store b otherwise: it defines B_T (b's element type) and
 // STAGE_B(b, bs, col0, k0, n, k, tid), which fills bs[TK][TN] with b[col0 .., k0 ..] transposed
-// (zeros past n), every work-item of the group taking its share.
+// (zeros past n), every work-item of the group taking its share; B_ARGS (", type name, ...") adds the
+// kernel arguments STAGE_B reads besides b.
 #ifndef B_T
 #define B_T st_t
+#endif
+#ifndef B_ARGS
+#define B_ARGS
 #endif
 #define vec_t FLOATN(VW)
 #define VLOAD VLOADN(VW)
@@ -25,7 +29,7 @@
 
 __kernel __attribute__((reqd_work_group_size(WX, WY, 1)))
 void gemm_tiled(__global const st_t* a, __global const B_T* b, __global st_t* out, int m, int n, int k, int ldo,
-                int ocol0) {
+                int ocol0 B_ARGS) {
   __local float as[TM][TK + APAD];
   __local float bs[TK][TN];
   const int lx = get_local_id(0), ly = get_local_id(1);
