@@ -73,8 +73,8 @@ void dispatch_packed(Planner& pl, int64_t m, int64_t n, int64_t k, int64_t group
   }
   const size_t wg = pl.reduction_group(n, 64);
   pl.dispatch(pl.kernel("gptq.cl", "gemm_packed", fmt::format("-DGM={} {}", m, defines)), {static_cast<size_t>(n), 1},
-              {wg, 1}, pl.buf("a"), pl.buf("qweight"), pl.buf("scales"), pl.buf("qzeros"), g_idx, pl.buf("out"), m, n,
-              k, group_size);
+              {wg, 1}, pl.buf("a"), pl.buf("qweight"), pl.buf("scales"), pl.buf("qzeros"), g_idx, pl.buf("out"), n, k,
+              group_size);
 }
 
 void plan_gemm_gptq(Planner& pl) {
