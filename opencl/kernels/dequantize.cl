@@ -7,7 +7,7 @@ __kernel void dequantize_rows(__global const uchar* bytes, __global float* out, 
   const int c = get_global_id(0), row = get_global_id(1);
   if (c >= n_cols / 32 || row >= n_rows) return;
   float16 lo, hi;
-  DQ32(bytes + (size_t)row * QROW_BYTES(n_cols), c, &lo, &hi);
+  DQ32_AT(bytes + (size_t)row * QROW_BYTES(n_cols), c, &lo, &hi);
   __global float* o = out + (size_t)row * n_cols + (size_t)c * 32;
   vstore16(lo, 0, o);
   vstore16(hi, 0, o + 16);

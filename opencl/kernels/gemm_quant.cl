@@ -12,7 +12,7 @@ inline void stage_quant_slab(__global const uchar* w, __local float* bs, int col
   for (int e = tid; e < TN * (TK / 32); e += threads) {
     const int r = e / (TK / 32), c = e % (TK / 32);
     float16 lo = (float16)(0.0f), hi = (float16)(0.0f);
-    if (col0 + r < n) DQ32(w + (size_t)(col0 + r) * row_bytes, k0 / 32 + c, &lo, &hi);
+    if (col0 + r < n) DQ32_AT(w + (size_t)(col0 + r) * row_bytes, k0 / 32 + c, &lo, &hi);
     float v[32];
     vstore16(lo, 0, v);
     vstore16(hi, 0, v + 16);

@@ -5,7 +5,7 @@
 // local memory finishes (OpenCL 1.2 has no subgroup reductions without cl_khr_subgroups).
 // GPUs: WG 32-64. CPU drivers: WG 1, the chunk loop is one work-item's stream of its rows' bytes.
 // out is written at out[i * ldo + ocol0 + row] (a column range of a wider output).
-//   -DGM (= m, at most 8) -DR -DWG (a power of two) -DDQ32 -DQBE -DQBB
+//   -DGM (= m, at most 8) -DR -DWG (a power of two) -DU (1 or QCHUNKS) -DDQ32 -DQBE -DQBB
 #include "quant.h"
 
 inline float hsum16(float16 v) {
@@ -32,20 +32,26 @@ void gemv_quant(__global const st_t* a, __global const uchar* w, __global st_t* 
   for (int i = 0; i < GM; ++i)
 #pragma unroll
     for (int r = 0; r < R; ++r) acc[i][r] = (float16)(0.0f);
-  const int chunks = k / 32;
-  for (int c = lid; c < chunks; c += WG) {
-    float16 alo[GM], ahi[GM];
+  // Work-items take units of U chunks in turn: U = 1 on GPUs (many work-items per row), a whole block
+  // on CPU drivers (the unrolled sub-block loop folds each sub-block's offsets and shifts).
+  for (int u = lid; u < k / 32 / U; u += WG) {
 #pragma unroll
-    for (int i = 0; i < GM; ++i) {
-      alo[i] = LDN(16, a, (size_t)i * k + c * 32);
-      ahi[i] = LDN(16, a, (size_t)i * k + c * 32 + 16);
-    }
+    for (int s = 0; s < U; ++s) {
+      const int c = u * U + s;
+      const int blk = U == QCHUNKS ? u : c / QCHUNKS, j = U == QCHUNKS ? s : c % QCHUNKS;
+      float16 alo[GM], ahi[GM];
 #pragma unroll
-    for (int r = 0; r < R; ++r) {
-      float16 lo, hi;
-      DQ32(rows[r], c, &lo, &hi);
+      for (int i = 0; i < GM; ++i) {
+        alo[i] = LDN(16, a, (size_t)i * k + c * 32);
+        ahi[i] = LDN(16, a, (size_t)i * k + c * 32 + 16);
+      }
 #pragma unroll
-      for (int i = 0; i < GM; ++i) acc[i][r] = fma(alo[i], lo, fma(ahi[i], hi, acc[i][r]));
+      for (int r = 0; r < R; ++r) {
+        float16 lo, hi;
+        DQ32(rows[r], blk, j, &lo, &hi);
+#pragma unroll
+        for (int i = 0; i < GM; ++i) acc[i][r] = fma(alo[i], lo, fma(ahi[i], hi, acc[i][r]));
+      }
     }
   }
   for (int i = 0; i < GM; ++i)
