@@ -66,8 +66,8 @@ void plan_gemm_quant_fused(Planner& pl) {
   }
 }
 
-// GPTQ and AWQ: for m <= 8 one work-item per output column and block of rows of a (the weight
-// streamed once per block of rows); above, the tiled GEMM with the weight slab decoded into local memory.
+// GPTQ and AWQ: for m <= 8 a work-group per block of output columns, its work-items splitting k (the
+// weight streamed once); above, the tiled GEMM with the weight slab decoded into local memory.
 void dispatch_packed(Planner& pl, int64_t m, int64_t n, int64_t k, int64_t group_size, const std::string& defines,
                      cl_mem g_idx) {
   if (m > 8) {
@@ -75,10 +75,11 @@ void dispatch_packed(Planner& pl, int64_t m, int64_t n, int64_t k, int64_t group
                         pl.buf("out"), m, n, k, n, 0, pl.buf("scales"), pl.buf("qzeros"), g_idx, group_size);
     return;
   }
-  const size_t wg = pl.reduction_group(n, 64);
-  pl.dispatch(pl.kernel("gptq.cl", "gemm_packed", fmt::format("-DGM={} {}", m, defines)), {static_cast<size_t>(n), 1},
-              {wg, 1}, pl.buf("a"), pl.buf("qweight"), pl.buf("scales"), pl.buf("qzeros"), g_idx, pl.buf("out"), n, k,
-              group_size);
+  // GPUs: 32 columns x 8 slices of k per work-group; CPU drivers: the columns alone.
+  const size_t wc = pl.limits().cpu ? pl.reduction_group(n, 16) : 32, ks = pl.limits().cpu ? 1 : 8;
+  pl.dispatch(pl.kernel("gptq.cl", "gemm_packed", fmt::format("-DGM={} -DWC={} -DKS={} {}", m, wc, ks, defines)),
+              {static_cast<size_t>(n), ks}, {wc, ks}, pl.buf("a"), pl.buf("qweight"), pl.buf("scales"),
+              pl.buf("qzeros"), g_idx, pl.buf("out"), n, k, group_size);
 }
 
 void plan_gemm_gptq(Planner& pl) {
