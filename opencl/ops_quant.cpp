@@ -75,9 +75,15 @@ void dispatch_packed(Planner& pl, int64_t m, int64_t n, int64_t k, int64_t group
                         pl.buf("out"), m, n, k, n, 0, pl.buf("scales"), pl.buf("qzeros"), g_idx, group_size);
     return;
   }
-  // GPUs: 32 columns x 8 slices of k per work-group; CPU drivers: the columns alone.
+  const std::string gm = fmt::format("-DGM={} {}", m, defines);
+  if (pl.limits().cpu && n % 8 == 0) {
+    pl.dispatch(pl.kernel("gptq.cl", "gemm_packed_cols8", gm), {ceil_div(n, 8)}, {1}, pl.buf("a"), pl.buf("qweight"),
+                pl.buf("scales"), pl.buf("qzeros"), g_idx, pl.buf("out"), n, k, group_size);
+    return;
+  }
+  // GPUs: 32 columns x 8 slices of k per work-group.
   const size_t wc = pl.limits().cpu ? pl.reduction_group(n, 16) : 32, ks = pl.limits().cpu ? 1 : 8;
-  pl.dispatch(pl.kernel("gptq.cl", "gemm_packed", fmt::format("-DGM={} -DWC={} -DKS={} {}", m, wc, ks, defines)),
+  pl.dispatch(pl.kernel("gptq.cl", "gemm_packed", fmt::format("{} -DWC={} -DKS={}", gm, wc, ks)),
               {static_cast<size_t>(n), ks}, {wc, ks}, pl.buf("a"), pl.buf("qweight"), pl.buf("scales"),
               pl.buf("qzeros"), g_idx, pl.buf("out"), n, k, group_size);
 }

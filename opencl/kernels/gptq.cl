@@ -5,6 +5,10 @@
 // once and used for all GM rows of a. GPUs: 32 x 8; CPU drivers: KS 1 (no reduction).
 //   -DGM (= m, at most 8) -DWC -DKS and the options of packed.h
 #include "packed.h"
+#ifndef WC
+#define WC 1
+#define KS 1
+#endif
 
 __kernel __attribute__((reqd_work_group_size(WC, KS, 1)))
 void gemm_packed(__global const st_t* a, __global const int* qweight, __global const half* scales,
@@ -43,4 +47,31 @@ void gemm_packed(__global const st_t* a, __global const int* qweight, __global c
       ST(out, (size_t)i * n + j, s);
     }
   }
+}
+
+// CPU drivers (n % 8 == 0): one work-item per 8 consecutive columns, in 8-wide vector code (PoCL does
+// not vectorize the column-per-work-item kernel across work-items well).
+__kernel void gemm_packed_cols8(__global const st_t* a, __global const int* qweight, __global const half* scales,
+                                __global const int* qzeros, __global const int* g_idx, __global st_t* out, int n,
+                                int k, int group_size) {
+  const int j0 = get_global_id(0) * 8;
+  if (j0 >= n) return;
+  float8 acc[GM];
+  for (int i = 0; i < GM; ++i) acc[i] = (float8)(0.0f);
+  int g_prev = -1;
+  float8 scale = (float8)(0.0f), zero = (float8)(0.0f);
+  for (int kk = 0; kk < k; ++kk) {
+    const int g = PACKED_GROUP(g_idx, kk, group_size);
+    if (g != g_prev) {  // once per group without act-order
+      float z[8];
+      for (int c = 0; c < 8; ++c) z[c] = (float)PACKED_ZERO(qzeros, g, n, j0 + c);
+      zero = vload8(0, z);
+      scale = vload_half8(0, scales + (size_t)g * n + j0);
+      g_prev = g;
+    }
+    const float8 w = scale * (convert_float8(PACKED_CODES8(qweight, kk, n, j0)) - zero);
+#pragma unroll
+    for (int i = 0; i < GM; ++i) acc[i] = fma((float8)(LD(a, (size_t)i * k + kk)), w, acc[i]);
+  }
+  for (int i = 0; i < GM; ++i) STN(8, out, (size_t)i * n + j0, acc[i]);
 }

@@ -13,12 +13,18 @@ inline uint awq_field(__global const int* p, int row, int n, int j) {
   return ((uint)p[(size_t)row * (n / 8) + j / 8] >> (4 * (4 * (c % 2) + c / 2))) & 15u;
 }
 #define PACKED_CODE(qw, kk, n, j) awq_field((qw), (kk), (n), (j))
+// The codes of columns j0 .. j0 + 7 (j0 % 8 == 0): one word, its nibbles in slot order.
+#define PACKED_CODES8(qw, kk, n, j0) \
+  (((uint8)((uint)(qw)[(size_t)(kk) * ((n) / 8) + (j0) / 8]) >> (uint8)(0, 16, 4, 20, 8, 24, 12, 28)) & (uint8)(15u))
 #define PACKED_ZERO(qz, g, n, j) ((int)awq_field((qz), (g), (n), (j)))
 #else
 // GPTQ packs codes along k and zeros along n; a stored zero is the zero minus one.
 #define PACKED_CODE(qw, kk, n, j) (((uint)(qw)[(size_t)((kk) / PER) * (n) + (j)] >> (BITS * ((kk) % PER))) & MASK)
 #define PACKED_ZERO(qz, g, n, j) \
   ((int)(((uint)(qz)[(size_t)(g) * ((n) / PER) + (j) / PER] >> (BITS * ((j) % PER))) & MASK) + 1)
+// The codes of columns j0 .. j0 + 7: eight consecutive words, the same field of each.
+#define PACKED_CODES8(qw, kk, n, j0) \
+  ((as_uint8(vload8(0, (qw) + (size_t)((kk) / PER) * (n) + (j0))) >> (uint8)(BITS * ((kk) % PER))) & (uint8)(MASK))
 #endif
 
 #ifdef ACT
