@@ -31,10 +31,11 @@ void gguf_gemm(Planner& pl, QuantKind kind, cl_mem a, cl_mem w, cl_mem out, int6
                int64_t n_cols, int64_t ldo, int64_t ocol0) {
   const std::string kdefs = kind_defines(kind);
   if (m <= 8) {
-    // R x m vector partial sums per work-item: 8 at most (registers). CPU drivers: one row per
-    // work-item streaming its bytes (more rows spill the 16-wide sums; measured on PoCL).
+    // R x m 16-wide partial sums per work-item. CPU drivers: one row per work-item streaming its bytes
+    // (more rows spill the sums; measured on PoCL). GPUs: two rows at m = 1 (the activation chunk is
+    // reused), one above, keeping the sums within the register file (not measured on a GPU yet).
     const bool cpu = pl.limits().cpu;
-    const int r = cpu ? 1 : std::max<int>(1, 8 / static_cast<int>(m));
+    const int r = !cpu && m == 1 ? 2 : 1;
     const int wg = cpu ? 1 : static_cast<int>(pl.reduction_group(n_cols / 32, 64));
     const int64_t unit = cpu ? quant::block_format(kind).block_elems / 32 : 1;
     pl.dispatch(pl.kernel("gemv_quant.cl", "gemv_quant",
