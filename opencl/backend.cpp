@@ -81,6 +81,7 @@ class OpenclBackendImpl final : public Backend {
     add_rope_ops(plans_);
     add_attention_ops(plans_);
     add_argmax_ops(plans_);
+    add_quant_ops(plans_);
   }
 
   std::string name() const override { return OpenclBackend::kName; }
@@ -93,8 +94,9 @@ class OpenclBackendImpl final : public Backend {
   Support supports(const Problem& pr) override {
     auto it = plans_.find(pr.op->name());
     if (it == plans_.end()) return Support::no("no OpenCL kernel for " + pr.op->name() + " yet");
-    // Activations in F32, F16 or BF16 (a build option per program), F32 scales, integer ids.
-    const Support s = dtypes_handled(pr, {DType::F32, DType::F16, DType::BF16, DType::I32, DType::U32}, "OpenCL");
+    // Activations in F32, F16 or BF16 (a build option per program), F32 scales, integer ids, GGUF bytes.
+    const Support s =
+        dtypes_handled(pr, {DType::F32, DType::F16, DType::BF16, DType::I32, DType::U32, DType::U8}, "OpenCL");
     if (!s.ok || !it->second.supports) return s;
     return it->second.supports(pr);
   }

@@ -3,14 +3,9 @@
 #include <cstdlib>
 
 #include "core/ops/core_params.h"
-#include "plan.h"
+#include "gemm_tile.h"
 
 namespace ts::ocl {
-namespace {
-
-struct GemmTile {
-  int tm, tn, tk, wx, wy, rm, vw, nv;  // tile, k slab, work-group, register block rm x (nv x vw)
-};
 
 // CPU drivers (PoCL): one work-item per group walking 8 x 32 register blocks (16 AVX-512
 // accumulators) over a 128 x 64 tile: PoCL keeps private values that live across barriers in
@@ -28,6 +23,14 @@ GemmTile gemm_tile(const DeviceLimits& lim) {
   return t;
 }
 
+std::string gemm_tile_defines(const GemmTile& t, int64_t m, int64_t n, int64_t k, const std::string& defines) {
+  const bool even = m % t.tm == 0 && n % t.tn == 0 && k % t.tk == 0;
+  return fmt::format("-DTM={} -DTN={} -DTK={} -DWX={} -DWY={} -DRM={} -DVW={} -DNV={}{}{}{}", t.tm, t.tn, t.tk, t.wx,
+                     t.wy, t.rm, t.vw, t.nv, even ? " -DEVEN" : "", defines.empty() ? "" : " ", defines);
+}
+
+namespace {
+
 void plan_gemm(Planner& pl) {
   const auto& p = pl.params<GemmParams>();
   if (p.m <= 8) {
@@ -39,14 +42,8 @@ void plan_gemm(Planner& pl) {
                 {ceil_div(p.n, r) * wg}, {size_t(wg)}, pl.buf("a"), pl.buf("b"), pl.buf("out"), p.n, p.k);
     return;
   }
-  const GemmTile t = gemm_tile(pl.limits());
-  const bool even = p.m % t.tm == 0 && p.n % t.tn == 0 && p.k % t.tk == 0;
-  const std::string defs =
-      fmt::format("-DTM={} -DTN={} -DTK={} -DWX={} -DWY={} -DRM={} -DVW={} -DNV={}{}", t.tm, t.tn, t.tk, t.wx,
-                  t.wy, t.rm, t.vw, t.nv, even ? " -DEVEN" : "");
-  const size_t wx = t.wx, wy = t.wy;
-  pl.dispatch(pl.kernel("gemm.cl", "gemm_tiled", defs), {ceil_div(p.n, t.tn) * wx, ceil_div(p.m, t.tm) * wy},
-              {wx, wy}, pl.buf("a"), pl.buf("b"), pl.buf("out"), p.m, p.n, p.k);
+  dispatch_gemm_tiled(pl, gemm_tile(pl.limits()), "gemm.cl", "", pl.buf("a"), pl.buf("b"), pl.buf("out"), p.m, p.n,
+                      p.k, p.n, 0);
 }
 
 }  // namespace

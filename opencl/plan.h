@@ -97,6 +97,7 @@ void add_layout_ops(PlanTable& t);
 void add_rope_ops(PlanTable& t);
 void add_attention_ops(PlanTable& t);
 void add_argmax_ops(PlanTable& t);
+void add_quant_ops(PlanTable& t);
 
 // Ceil division for dispatch sizes.
 inline size_t ceil_div(int64_t a, int64_t b) { return static_cast<size_t>((a + b - 1) / b); }

@@ -63,6 +63,31 @@ std::string_view embedded(const std::string& name) {
   fail("OpenCL kernel file '{}' is not embedded", name);
 }
 
+// The kernel file with each line `#include "name"` replaced by that embedded file (itself expanded):
+// the driver has no include path to the embedded sources, so shared kernel headers are inlined here.
+std::string with_includes(const std::string& file, int depth = 0) {
+  check(depth < 8, "OpenCL kernel file '{}': includes nested too deep", file);
+  const std::string_view text = embedded(file);
+  std::string out;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view line = text.substr(pos, end - pos);
+    constexpr std::string_view kInclude = "#include \"";
+    if (line.substr(0, kInclude.size()) == kInclude) {
+      const size_t close = line.find('"', kInclude.size());
+      check(close != std::string_view::npos, "OpenCL kernel file '{}': malformed '{}'", file, line);
+      out += with_includes(std::string(line.substr(kInclude.size(), close - kInclude.size())), depth + 1);
+    } else {
+      out += line;
+    }
+    out += '\n';
+    pos = end + 1;
+  }
+  return out;
+}
+
 }  // namespace
 
 Runtime::Runtime() {
@@ -92,8 +117,8 @@ cl_program Runtime::program(const std::string& file, const std::string& options)
   std::lock_guard lock(mu_);
   auto key = std::make_pair(file, options);
   if (auto it = programs_.find(key); it != programs_.end()) return it->second.get();
-  // Every kernel file starts with the shared dtype header (no include paths needed at run time).
-  const std::string source = std::string(embedded("common.h")) + "\n" + std::string(embedded(file));
+  // Every kernel file starts with the shared dtype header; its own includes are inlined.
+  const std::string source = std::string(embedded("common.h")) + "\n" + with_includes(file);
   const char* text = source.c_str();
   cl_int rc = CL_SUCCESS;
   Program prog(clCreateProgramWithSource(context_.get(), 1, &text, nullptr, &rc));

@@ -7,6 +7,17 @@
 //   CPU drivers: few work-items, several blocks each; the slabs in local memory are then the packed
 //   panels of a BLAS macro-kernel and the blocks stay in SIMD registers across the k loop.
 //   -DTM -DTN -DTK -DWX -DWY -DRM -DVW -DNV; -DEVEN when m % TM == n % TN == k % TK == 0.
+// out is written at out[row * ldo + ocol0 + col] (a column range of a wider output).
+// A file that includes this one may store b otherwise: it defines B_T (b's element type) and
+// STAGE_B(b, bs, col0, k0, n, k, tid), which fills bs[TK][TN] with b[col0 .., k0 ..] transposed
+// (zeros past n), every work-item of the group taking its share; B_ARGS (", type name, ...") adds the
+// kernel arguments STAGE_B reads besides b.
+#ifndef B_T
+#define B_T st_t
+#endif
+#ifndef B_ARGS
+#define B_ARGS
+#endif
 #define vec_t FLOATN(VW)
 #define VLOAD VLOADN(VW)
 #define VSTORE VSTOREN(VW)
@@ -17,7 +28,8 @@
 #define APAD 4  // keeps the rows of as off one bank while staying 16-byte aligned
 
 __kernel __attribute__((reqd_work_group_size(WX, WY, 1)))
-void gemm_tiled(__global const st_t* a, __global const st_t* b, __global st_t* out, int m, int n, int k) {
+void gemm_tiled(__global const st_t* a, __global const B_T* b, __global st_t* out, int m, int n, int k, int ldo,
+                int ocol0 B_ARGS) {
   __local float as[TM][TK + APAD];
   __local float bs[TK][TN];
   const int lx = get_local_id(0), ly = get_local_id(1);
@@ -39,6 +51,9 @@ void gemm_tiled(__global const st_t* a, __global const st_t* b, __global st_t* o
         as[r][c + q] = (row0 + r < m && k0 + c + q < k) ? LD(a, (size_t)(row0 + r) * k + k0 + c + q) : 0.0f;
 #endif
     }
+#ifdef STAGE_B
+    STAGE_B(b, &bs[0][0], col0, k0, n, k, tid);
+#else
     for (int e = tid; e < TN * TK / 4; e += NT) {
       const int r = e / (TK / 4), c = (e % (TK / 4)) * 4;
 #ifdef EVEN
@@ -52,6 +67,7 @@ void gemm_tiled(__global const st_t* a, __global const st_t* b, __global st_t* o
         bs[c + q][r] = (col0 + r < n && k0 + c + q < k) ? LD(b, (size_t)(col0 + r) * k + k0 + c + q) : 0.0f;
 #endif
     }
+#endif
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int bi = 0; bi < SM; bi += RM)
       for (int bj = 0; bj < SN; bj += RN) {
@@ -84,10 +100,11 @@ void gemm_tiled(__global const st_t* a, __global const st_t* b, __global st_t* o
 
   for (int i = 0; i < SM; ++i) {
     const int row = row0 + ly * SM + i;
+    __global st_t* orow = out + (size_t)row * ldo + ocol0;
     for (int v = 0; v < SN / VW; ++v) {
       const int col = col0 + lx * SN + v * VW;
 #if defined(EVEN) && defined(DT_F32)
-      VSTORE(acc[i][v], 0, out + (size_t)row * n + col);
+      VSTORE(acc[i][v], 0, orow + col);
 #else
       float r[VW];
       VSTORE(acc[i][v], 0, r);
@@ -98,7 +115,7 @@ void gemm_tiled(__global const st_t* a, __global const st_t* b, __global st_t* o
 #ifndef EVEN
           if (col + q < n)
 #endif
-            ST(out, (size_t)row * n + col + q, r[q]);
+            ST(orow, col + q, r[q]);
         }
 #endif
     }
