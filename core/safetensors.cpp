@@ -217,21 +217,28 @@ SafetensorsFile parse_safetensors(std::string_view bytes) {
   return build(std::move(h), bytes.substr(8 + header_len));
 }
 
+// Opens a safetensors file and reads its header: the header's length first, then the header; the
+// body is never read before its length is known. Leaves `in` at the data section.
+static Header open_safetensors(const std::string& path, std::ifstream& in, uint64_t& header_len) {
+  std::error_code ec;
+  check(!fs::is_directory(path, ec), "is a directory, not a safetensors file");
+  in.open(path, std::ios::binary);
+  check(static_cast<bool>(in), "cannot open the file");
+  std::string head;
+  read_exact(in, 8, head, "8-byte header length");
+  header_len = header_length(head);
+  std::string text;
+  read_exact(in, header_len, text, "header");
+  return parse_header(text);
+}
+
 SafetensorsFile read_safetensors(const std::string& path) {
   try {
-    std::error_code ec;
-    check(!fs::is_directory(path, ec), "is a directory, not a case file");
-    std::ifstream in(path, std::ios::binary);
-    check(static_cast<bool>(in), "cannot open the file");
-    // The header's length first, then the header, then exactly the data the header declares: the
-    // body is never read before its length is known, and a stream longer than that is an error.
-    std::string head;
-    read_exact(in, 8, head, "8-byte header length");
-    const uint64_t header_len = header_length(head);
-    std::string text;
-    read_exact(in, header_len, text, "header");
-    Header h = parse_header(text);
+    std::ifstream in;
+    uint64_t header_len = 0;
+    Header h = open_safetensors(path, in, header_len);
     check_tensors_fit(h);
+    // Exactly the data the header declares: a stream longer than that is an error.
     std::string data;
     read_exact(in, h.data_bytes, data, "data section");
     check(in.peek() == std::char_traits<char>::eof(),
@@ -244,18 +251,12 @@ SafetensorsFile read_safetensors(const std::string& path) {
 
 SafetensorsFile read_safetensors(const std::string& path, const std::function<bool(const std::string&)>& wanted) {
   try {
+    std::ifstream in;
+    uint64_t header_len = 0;
+    Header h = open_safetensors(path, in, header_len);
     std::error_code ec;
-    check(!fs::is_directory(path, ec), "is a directory, not a safetensors file");
     const uintmax_t size = fs::file_size(path, ec);
     check(!ec, "cannot read the file's size");
-    std::ifstream in(path, std::ios::binary);
-    check(static_cast<bool>(in), "cannot open the file");
-    std::string head;
-    read_exact(in, 8, head, "8-byte header length");
-    const uint64_t header_len = header_length(head);
-    std::string text;
-    read_exact(in, header_len, text, "header");
-    Header h = parse_header(text);
     // The whole file is checked against the header as read_safetensors checks it; only the wanted
     // tensors are read (a checkpoint shard is gigabytes; one layer is what a case needs).
     const uint64_t want_size = 8 + header_len + h.data_bytes;
