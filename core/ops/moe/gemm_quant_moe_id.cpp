@@ -55,13 +55,15 @@ int64_t pairs(const P& p) { return p.batch * p.top_k; }
 void check_lists(const P& p, const TensorMap& t) {
   const int32_t* ids = t.at("ids").as<int32_t>();
   const int32_t* tpe = t.at("tpe").as<int32_t>();
-  std::vector<uint8_t> seen(static_cast<size_t>(pairs(p)));
   int64_t total = 0;
   for (int64_t e = 0; e < p.w.num_experts; ++e) {
     check(tpe[e] >= 0 && tpe[e] <= p.max_per_expert, "tpe[{}] = {} must be in [0, max_per_expert = {}]", e, tpe[e],
           p.max_per_expert);
     total += tpe[e];
     check(total <= pairs(p), "tpe sums past the pair count batch x top_k = {} (at expert {})", pairs(p), e);
+  }
+  std::vector<uint8_t> seen(static_cast<size_t>(pairs(p)));
+  for (int64_t e = 0; e < p.w.num_experts; ++e)
     for (int64_t i = 0; i < tpe[e]; ++i) {
       const int32_t pair = ids[e * p.max_per_expert + i];
       check(pair >= 0 && pair < pairs(p), "ids[{}, {}] = {} is not a pair id: must be in [0, batch x top_k = {})", e, i,
@@ -69,7 +71,6 @@ void check_lists(const P& p, const TensorMap& t) {
       check(!seen[static_cast<size_t>(pair)], "ids[{}, {}] = {}: pair listed twice", e, i, pair);
       seen[static_cast<size_t>(pair)] = 1;
     }
-  }
 }
 
 // Each token's top_k experts from the skewed router, bucketed by expert in shuffled order, at most
