@@ -5,6 +5,7 @@
 // checks of flat buffers, and the tolerances and costs.
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/op.h"
@@ -95,9 +96,10 @@ struct Model {
   int64_t experts, top_k, hidden, ffn;
 };
 const std::vector<Model>& models();
-// The benchmarks' expert kinds (Q4_K and F16) with the case dtype each runs in, and a preset name
+// The benchmarks' (model, expert kind) pairs: every model in Q4_K and F16, but for Mixtral's F16
+// stack (too large for a preset); the case dtype each kind runs in, and a preset name
 // "<model>_<kind>_<rest>".
-const std::vector<QuantKind>& bench_kinds();
+const std::vector<std::pair<Model, QuantKind>>& bench_models();
 std::vector<DType> bench_dtypes(QuantKind k);
 std::string bench_name(const Model& m, QuantKind k, const char* rest);
 

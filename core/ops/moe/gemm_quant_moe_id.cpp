@@ -43,8 +43,7 @@ std::vector<Preset<P>> cases() {
 // Prefill of 512 tokens, each model's gate projection; ids rows of batch x top_k slots, as the seed sizes them.
 std::vector<Preset<P>> benches() {
   std::vector<Preset<P>> v;
-  for (const moe_experts::Model& m : moe_experts::models())
-    for (QuantKind k : moe_experts::bench_kinds())
+  for (const auto& [m, k] : moe_experts::bench_models())
       v.push_back({moe_experts::bench_name(m, k, "t512"), Tier::Full,
                    gemm(k, m.experts, m.ffn, m.hidden, 1, m.top_k, 512 * m.top_k, 512), moe_experts::bench_dtypes(k)});
   return v;

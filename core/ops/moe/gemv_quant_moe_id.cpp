@@ -33,8 +33,7 @@ std::vector<Preset<P>> cases() {
 // Decode, one token: each model's gate projection (n_rows = ffn, n_cols = hidden, one row broadcast).
 std::vector<Preset<P>> benches() {
   std::vector<Preset<P>> v;
-  for (const moe_experts::Model& m : moe_experts::models())
-    for (QuantKind k : moe_experts::bench_kinds())
+  for (const auto& [m, k] : moe_experts::bench_models())
       v.push_back({moe_experts::bench_name(m, k, "b1"), Tier::Full, gemv(k, m.experts, m.ffn, m.hidden, m.top_k, 0),
                    moe_experts::bench_dtypes(k)});
   return v;

@@ -33,8 +33,7 @@ std::vector<Preset<P>> cases() {
 // One decode step: a token's top_k experts, gate and up of ffn rows over the hidden size.
 std::vector<Preset<P>> benches() {
   std::vector<Preset<P>> v;
-  for (const moe_experts::Model& m : moe_experts::models())
-    for (QuantKind k : moe_experts::bench_kinds())
+  for (const auto& [m, k] : moe_experts::bench_models())
       v.push_back({moe_experts::bench_name(m, k, "b1"), Tier::Full, fused(k, m.experts, m.ffn, m.hidden, m.top_k),
                    moe_experts::bench_dtypes(k)});
   return v;

@@ -35,8 +35,7 @@ std::vector<Preset<P>> cases() {
 // Decode of one item of a batched step: its activation row and ids block sit inside the batch's buffers.
 std::vector<Preset<P>> benches() {
   std::vector<Preset<P>> v;
-  for (const moe_experts::Model& m : moe_experts::models())
-    for (QuantKind k : moe_experts::bench_kinds())
+  for (const auto& [m, k] : moe_experts::bench_models())
       v.push_back({moe_experts::bench_name(m, k, "b1"), Tier::Full,
                    gemv(k, m.experts, m.ffn, m.hidden, m.top_k, 0, 3 * m.hidden, 3 * m.top_k, 4 * m.top_k),
                    moe_experts::bench_dtypes(k)});
