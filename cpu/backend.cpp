@@ -41,6 +41,7 @@ std::unique_ptr<Backend> CpuBackend::create() {
   cpu::add_argmax(k);
   cpu::add_quant(k);
   cpu::add_gptq_awq(k);
+  cpu::add_moe_route(k);
   return std::make_unique<CpuHostBackend>(kName, std::move(k));
 }
 

@@ -13,5 +13,6 @@ void add_attention(KernelTable& k);
 void add_argmax(KernelTable& k);
 void add_quant(KernelTable& k);  // GGUF kinds: cpu/quant_gemm.cpp
 void add_gptq_awq(KernelTable& k);  // cpu/quant_gptq.cpp
+void add_moe_route(KernelTable& k);  // cpu/moe_route.cpp
 
 }  // namespace ts::cpu

@@ -1,0 +1,39 @@
+// weighted_sum_residual_stacked: residual[h] += sum_s weights[s] * slots[s, h] (residual in-out), the
+// decode-step combine fused with the residual add. slots [n_slots, hidden], weights F32 [n_slots].
+#include "core/ops/moe/moe_inputs.h"
+#include "core/ops/moe_params.h"
+#include "reference/reference.h"
+
+namespace ts {
+using namespace describe;
+
+const Op& op_weighted_sum_residual_stacked() {
+  using P = WeightedSumStackedParams;
+  static const TypedOp<P> op({
+      .name = "weighted_sum_residual_stacked",
+      .family = "moe",
+      .summary = "residual += sum_s weights[s] * slots[s, :]",
+      .tensors = [](const P& p) {
+        return std::vector{in("slots", {p.n_slots, p.hidden}), pinned(in("weights", {p.n_slots}), DType::F32),
+                           inout("residual", {p.hidden})};
+      },
+      .validate_params = [](const P& p) { positive(p.n_slots, "n_slots"); positive(p.hidden, "hidden"); },
+      .generate = [](const P& p, TensorMap& t, Rng& r) {
+        normal(t["slots"], r);
+        combine_weights(t["weights"], 1, p.n_slots, r);
+        normal(t["residual"], r);
+      },
+      .reference = ref::weighted_sum_residual_stacked,
+      // The residual is one more term of the sum (|residual| <= 8 too).
+      .tolerance = [](const P& p, DType dt) { return combine_tolerance(dt, p.n_slots + 1); },
+      .cost = [](const P& p, DType dt) {
+        const double n = double(p.n_slots) * double(p.hidden);
+        return Cost{2.0 * n + double(p.hidden), bytes(dt, n + 2.0 * double(p.hidden)) + 4.0 * double(p.n_slots)};
+      },
+      .cases = stacked_cases<P>(),
+      .benches = stacked_benches<P>(),
+  });
+  return op;
+}
+
+}  // namespace ts
