@@ -14,6 +14,9 @@
 //     scale * sum_l a_l q_l + b * sum_l a_l (b = bias - scale * zero), the sums of a per 16 values computed once per
 //     activation row and shared by every weight row. The inner loop is then a widen, a convert and an
 //     FMA per N weights, with the nibble and bit unpacking done on the widened lanes.
+#include "cpu/quant_act.h"
+
+
 #if defined(TS_CPU_QUANT_DOT_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef TS_CPU_QUANT_DOT_INL_H_
 #undef TS_CPU_QUANT_DOT_INL_H_
@@ -229,6 +232,213 @@ HWY_INLINE void DotRow(const uint8_t* HWY_RESTRICT w, int64_t blocks, const floa
     });
   }
   for (int i = 0; i < M; ++i) out[i * ldo] = hn::GetLane(hn::SumOfLanes(d, acc[i])) + bias_total[i];
+}
+
+
+// ---- The decode GEMV's integer dot: weight codes times activations quantized to int8 ----
+//
+// The activation rows are quantized once per call (QuantizeActivations in cpu/quant_gemm.cpp) to
+// int8 in blocks of 32 with an F32 scale da each, plus the F32 products da * (sum of the block's int8
+// values) per 32 and per 16 for the offset / min terms. A weight block's codes are non-negative
+// (Q8_0's signed ones take the sign trick), so 32 codes times 32 int8 activations are one unsigned x
+// signed byte multiply with pairwise i16 sums and a widening pair sum to i32 (x86's maddubs + madd;
+// no pair sum can saturate: 2 * 63 * 127 < 2^15), then one convert and one F32 FMA per 32 codes with
+// d_w * sc * da. The offsets and mins never enter the inner loop: they multiply the activation sums.
+
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+// 32 codes per step (AVX-512 targets run the same 256-bit code: the GEMV is bound by memory).
+using D8 = hn::Full256<uint8_t>;
+using DI32 = hn::Full256<int32_t>;
+HWY_INLINE __m256i LoadA8(const int8_t* a) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a)); }
+// sum of codes w[l] * a[l] over l, in 8 partial i32 lanes.
+HWY_INLINE hn::Vec<DI32> DotU8(hn::Vec<D8> w, const int8_t* a, int /*l*/) {
+  return hn::Vec<DI32>{_mm256_madd_epi16(_mm256_maddubs_epi16(w.raw, LoadA8(a)), _mm256_set1_epi16(1))};
+}
+// As DotU8, codes 0-15 of the 32 weighted by lo and 16-31 by hi (Q6_K's sub-blocks of 16).
+HWY_INLINE hn::Vec<DI32> DotU8Halves(hn::Vec<D8> w, const int8_t* a, int /*l*/, int lo, int hi) {
+  const __m256i scales = _mm256_set_m128i(_mm_set1_epi16(static_cast<int16_t>(hi)), _mm_set1_epi16(static_cast<int16_t>(lo)));
+  return hn::Vec<DI32>{_mm256_madd_epi16(_mm256_maddubs_epi16(w.raw, LoadA8(a)), scales)};
+}
+// Signed codes: |w| times a with w's sign (never -128 * -128: the activations stay within +-127).
+HWY_INLINE hn::Vec<DI32> DotI8(hn::Vec<D8> w, const int8_t* a, int /*l*/) {
+  const __m256i p = _mm256_maddubs_epi16(_mm256_sign_epi8(w.raw, w.raw), _mm256_sign_epi8(LoadA8(a), w.raw));
+  return hn::Vec<DI32>{_mm256_madd_epi16(p, _mm256_set1_epi16(1))};
+}
+// The 32 codes of Q4_0 / Q4_1: the low nibbles of p[0..15], then the high ones.
+HWY_INLINE hn::Vec<D8> Nibbles32(const uint8_t* p, int /*l*/) {
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  const __m128i mask = _mm_set1_epi8(0xF);
+  return hn::Vec<D8>{_mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(v, 4), mask), _mm_and_si128(v, mask))};
+}
+#else
+// Any other target: a few codes per step, widened to int32.
+using D8 = hn::CappedTag<uint8_t, 4>;
+using DI32 = hn::Rebind<int32_t, D8>;
+HWY_INLINE hn::Vec<DI32> WidenA8(const int8_t* a) { return hn::PromoteTo(DI32(), hn::LoadU(hn::Rebind<int8_t, D8>(), a)); }
+HWY_INLINE hn::Vec<DI32> DotU8(hn::Vec<D8> w, const int8_t* a, int /*l*/) {
+  return hn::Mul(hn::PromoteTo(DI32(), w), WidenA8(a));
+}
+HWY_INLINE hn::Vec<DI32> DotU8Halves(hn::Vec<D8> w, const int8_t* a, int l, int lo, int hi) {
+  return hn::Mul(DotU8(w, a, l), hn::Set(DI32(), l < 16 ? lo : hi));
+}
+HWY_INLINE hn::Vec<DI32> DotI8(hn::Vec<D8> w, const int8_t* a, int /*l*/) {
+  return hn::Mul(hn::PromoteTo(DI32(), hn::BitCast(hn::Rebind<int8_t, D8>(), w)), WidenA8(a));
+}
+HWY_INLINE hn::Vec<D8> Nibbles32(const uint8_t* p, int l) {
+  const hn::Vec<D8> v = hn::LoadU(D8(), p + (l & 15));
+  return l < 16 ? hn::And(v, hn::Set(D8(), 0xF)) : hn::ShiftRight<4>(v);
+}
+#endif
+using DF = hn::Rebind<float, DI32>;
+using VF = hn::Vec<DF>;
+using V8 = hn::Vec<D8>;
+inline constexpr int kN8 = static_cast<int>(hn::MaxLanes(D8()));  // codes per step: divides 16
+inline constexpr int kNF = static_cast<int>(hn::MaxLanes(DF()));  // at most 8
+
+// acc += (float) isum * scale.
+HWY_INLINE void AddScaled(VF& acc, hn::Vec<DI32> isum, float scale) {
+  acc = hn::MulAdd(hn::ConvertTo(DF(), isum), hn::Set(DF(), scale), acc);
+}
+
+// acc += sum_j coef * code[j] * f[j] for the n (a multiple of 8) byte codes (unsigned U, or signed),
+// a vector F32 product (mins against the activation sums) that the final lane sum completes.
+template <class T> HWY_INLINE void AddCodeProducts(VF& acc, const T* code, const float* f, int n, float coef) {
+  const hn::Rebind<T, DF> dc;
+  const VF vc = hn::Set(DF(), coef);
+  for (int j = 0; j < n; j += kNF) {
+    const VF c = hn::ConvertTo(DF(), hn::PromoteTo(DI32(), hn::LoadU(dc, code + j)));
+    acc = hn::MulAdd(hn::Mul(c, vc), hn::LoadU(DF(), f + j), acc);
+  }
+}
+
+// Q4_K / Q5_K's 8 scales and 8 mins unpacked from their 12 bytes (ggml's get_scale_min_k4 done on
+// 32-bit words: bytes 0-3 are scales 0-3 and bits 6-7 of scales 4-7, 4-7 the same for the mins,
+// 8-11 the low nibbles of scales 4-7 and the mins' in the high nibbles).
+HWY_INLINE void ScalesMinsK4(const uint8_t* q, uint8_t sc[8], uint8_t mn[8]) {
+  uint32_t u[3];
+  hwy::CopyBytes<12>(q, u);
+  const uint32_t s[2] = {u[0] & 0x3F3F3F3Fu, (u[2] & 0x0F0F0F0Fu) | ((u[0] >> 2) & 0x30303030u)};
+  const uint32_t m[2] = {u[1] & 0x3F3F3F3Fu, ((u[2] >> 4) & 0x0F0F0F0Fu) | ((u[1] >> 2) & 0x30303030u)};
+  hwy::CopyBytes<8>(s, sc);
+  hwy::CopyBytes<8>(m, mn);
+}
+
+// scale[i][s] = d * sc[s] * da_i[s] for the 8 sub-blocks of 32 of a K block (activation block b0 on).
+template <int M>
+HWY_INLINE void SubScales(float d, const uint8_t sc[8], const ActQ8* a, int64_t b0, float (*scale)[8]) {
+  const hn::Rebind<uint8_t, DF> dc;
+  for (int j = 0; j < 8; j += kNF) {
+    const VF s = hn::Mul(hn::ConvertTo(DF(), hn::PromoteTo(DI32(), hn::LoadU(dc, sc + j))), hn::Set(DF(), d));
+    for (int i = 0; i < M; ++i) hn::StoreU(hn::Mul(s, hn::LoadU(DF(), a[i].d + b0 + j)), DF(), scale[i] + j);
+  }
+}
+
+// Per kind: acc[i] (lanes summed at the end) and off[i] += row i's dot with weight block `blk`.
+template <int M> HWY_INLINE void DotQ8Block(BlockQ4_0, const uint8_t* b, int64_t blk, const ActQ8* a, VF* acc, float* off) {
+  const float d = LoadHalf(b);
+  for (int i = 0; i < M; ++i) {
+    hn::Vec<DI32> isum = hn::Zero(DI32());
+    for (int l = 0; l < 32; l += kN8) isum = hn::Add(isum, DotU8(Nibbles32(b + 2, l), a[i].q + 32 * blk + l, l));
+    AddScaled(acc[i], isum, d * a[i].d[blk]);
+    off[i] -= 8 * d * a[i].fs32[blk];
+  }
+}
+template <int M> HWY_INLINE void DotQ8Block(BlockQ4_1, const uint8_t* b, int64_t blk, const ActQ8* a, VF* acc, float* off) {
+  const float d = LoadHalf(b), m = LoadHalf(b + 2);
+  for (int i = 0; i < M; ++i) {
+    hn::Vec<DI32> isum = hn::Zero(DI32());
+    for (int l = 0; l < 32; l += kN8) isum = hn::Add(isum, DotU8(Nibbles32(b + 4, l), a[i].q + 32 * blk + l, l));
+    AddScaled(acc[i], isum, d * a[i].d[blk]);
+    off[i] += m * a[i].fs32[blk];
+  }
+}
+template <int M> HWY_INLINE void DotQ8Block(BlockQ8_0, const uint8_t* b, int64_t blk, const ActQ8* a, VF* acc, float*) {
+  const float d = LoadHalf(b);
+  for (int i = 0; i < M; ++i) {
+    hn::Vec<DI32> isum = hn::Zero(DI32());
+    for (int l = 0; l < 32; l += kN8) isum = hn::Add(isum, DotI8(hn::LoadU(D8(), b + 2 + l), a[i].q + 32 * blk + l, l));
+    AddScaled(acc[i], isum, d * a[i].d[blk]);
+  }
+}
+// Q4_K and Q5_K: codes(c, l) gives codes l.. of sub-block c (of 8).
+template <int M, class Codes>
+HWY_INLINE void DotQ8K4(const uint8_t* b, int64_t blk, const ActQ8* a, VF* acc, Codes&& codes) {
+  const float d = LoadHalf(b), dmin = LoadHalf(b + 2);
+  alignas(16) uint8_t sc[8], mn[8];
+  ScalesMinsK4(b + 4, sc, mn);
+  float scale[M][8];
+  SubScales<M>(d, sc, a, 8 * blk, scale);
+  for (int i = 0; i < M; ++i) AddCodeProducts(acc[i], mn, a[i].fs32 + 8 * blk, 8, -dmin);
+  // Odd sub-blocks into a second sum: two FMA chains instead of one long one.
+  VF odd[M];
+  for (int i = 0; i < M; ++i) odd[i] = hn::Zero(DF());
+  for (int c = 0; c < 8; ++c) {
+    hn::Vec<DI32> isum[M];
+    for (int i = 0; i < M; ++i) isum[i] = hn::Zero(DI32());
+    for (int l = 0; l < 32; l += kN8) {
+      const V8 w = codes(c, l);
+      for (int i = 0; i < M; ++i) isum[i] = hn::Add(isum[i], DotU8(w, a[i].q + 256 * blk + 32 * c + l, l));
+    }
+    for (int i = 0; i < M; ++i) AddScaled(c % 2 == 0 ? acc[i] : odd[i], isum[i], scale[i][c]);
+  }
+  for (int i = 0; i < M; ++i) acc[i] = hn::Add(acc[i], odd[i]);
+}
+template <int M> HWY_INLINE void DotQ8Block(BlockQ4_K, const uint8_t* b, int64_t blk, const ActQ8* a, VF* acc, float*) {
+  DotQ8K4<M>(b, blk, a, acc, [b](int c, int l) {
+    const V8 v = hn::LoadU(D8(), b + 16 + 32 * (c / 2) + l);
+    return c % 2 == 0 ? hn::And(v, hn::Set(D8(), 0xF)) : hn::ShiftRight<4>(v);
+  });
+}
+template <int M> HWY_INLINE void DotQ8Block(BlockQ5_K, const uint8_t* b, int64_t blk, const ActQ8* a, VF* acc, float*) {
+  DotQ8K4<M>(b, blk, a, acc, [b](int c, int l) {
+    const V8 v = hn::LoadU(D8(), b + 48 + 32 * (c / 2) + l);
+    const V8 lo = c % 2 == 0 ? hn::And(v, hn::Set(D8(), 0xF)) : hn::ShiftRight<4>(v);
+    const auto fifth = hn::TestBit(hn::LoadU(D8(), b + 16 + l), hn::Set(D8(), static_cast<uint8_t>(1u << c)));
+    return hn::Or(lo, hn::IfThenElseZero(fifth, hn::Set(D8(), 16)));
+  });
+}
+// Q6_K: chunk j (of 4) of half h holds sub-blocks 8h + 2j and 8h + 2j + 1; the -32 offset is
+// -32 d sum_s sc_s fs16_s over the block's 16 sub-blocks.
+template <int M> HWY_INLINE void DotQ8Block(BlockQ6_K, const uint8_t* b, int64_t blk, const ActQ8* a, VF* acc, float*) {
+  const float d = LoadHalf(b + 208);
+  const int8_t* scales = reinterpret_cast<const int8_t*>(b + 192);
+  for (int i = 0; i < M; ++i) AddCodeProducts(acc[i], scales, a[i].fs16 + 16 * blk, 16, -32 * d);
+  VF odd[M];
+  for (int i = 0; i < M; ++i) odd[i] = hn::Zero(DF());
+  for (int h = 0; h < 2; ++h)
+    for (int j = 0; j < 4; ++j) {
+      hn::Vec<DI32> isum[M];
+      for (int i = 0; i < M; ++i) isum[i] = hn::Zero(DI32());
+      const int lo = scales[8 * h + 2 * j], hi = scales[8 * h + 2 * j + 1];
+      for (int l = 0; l < 32; l += kN8) {
+        const V8 q = hn::LoadU(D8(), b + 64 * h + 32 * (j & 1) + l);
+        const V8 top = hn::And(hn::ShiftRightSame(hn::LoadU(D8(), b + 128 + 32 * h + l), 2 * j), hn::Set(D8(), 3));
+        const V8 w = hn::Or(j >= 2 ? hn::ShiftRight<4>(q) : hn::And(q, hn::Set(D8(), 0xF)), hn::ShiftLeft<4>(top));
+        for (int i = 0; i < M; ++i)
+          isum[i] = hn::Add(isum[i], DotU8Halves(w, a[i].q + 256 * blk + 128 * h + 32 * j + l, l, lo, hi));
+      }
+      for (int i = 0; i < M; ++i) AddScaled(j % 2 == 0 ? acc[i] : odd[i], isum[i], d * a[i].d[8 * blk + 4 * h + j]);
+    }
+  for (int i = 0; i < M; ++i) acc[i] = hn::Add(acc[i], odd[i]);
+}
+
+// out[i * ldo] = row i of a . the weight row w (`blocks` blocks of kind K), for M quantized rows.
+template <class K, int M>
+HWY_INLINE void DotRowQ8(const uint8_t* HWY_RESTRICT w, int64_t blocks, const ActQ8* a, float* out, int64_t ldo) {
+  // Even and odd blocks into separate sums, so that consecutive blocks' FMAs do not wait on each other.
+  VF acc[M], acc_odd[M];
+  float off[M];
+  for (int i = 0; i < M; ++i) {
+    acc[i] = acc_odd[i] = hn::Zero(DF());
+    off[i] = 0;
+  }
+  int64_t blk = 0;
+  for (; blk + 2 <= blocks; blk += 2) {
+    DotQ8Block<M>(K{}, w + blk * K::kBytes, blk, a, acc, off);
+    DotQ8Block<M>(K{}, w + (blk + 1) * K::kBytes, blk + 1, a, acc_odd, off);
+  }
+  if (blk < blocks) DotQ8Block<M>(K{}, w + blk * K::kBytes, blk, a, acc, off);
+  for (int i = 0; i < M; ++i) out[i * ldo] = hn::GetLane(hn::SumOfLanes(DF(), hn::Add(acc[i], acc_odd[i]))) + off[i];
 }
 
 }  // namespace ts::cpu::HWY_NAMESPACE
