@@ -24,6 +24,7 @@
 #define TS_CPU_QUANT_DOT_INL_H_
 #endif
 
+#include <algorithm>
 #include <cstdint>
 
 #include "core/dtype.h"
@@ -71,6 +72,8 @@ HWY_INLINE void ScaleMinK4(int j, const uint8_t* q, int& sc, int& m) {
 struct BlockQ4_0 {
   static constexpr int64_t kElems = 32, kBytes = 18;
   static constexpr bool kBiased = false;
+  // For the integer dot: where the codes start, the f16 min's offset (0: none), the zero code.
+  static constexpr int kQs = 2, kMinAt = 0, kZero = 8;
   template <class F> static HWY_INLINE void ForEachSub(const uint8_t* b, F&& f) {
     const float d = LoadHalf(b);
     const uint8_t* qs = b + 2;
@@ -83,6 +86,7 @@ struct BlockQ4_0 {
 struct BlockQ4_1 {
   static constexpr int64_t kElems = 32, kBytes = 20;
   static constexpr bool kBiased = true;
+  static constexpr int kQs = 4, kMinAt = 2, kZero = 0;
   template <class F> static HWY_INLINE void ForEachSub(const uint8_t* b, F&& f) {
     const float d = LoadHalf(b), m = LoadHalf(b + 2);
     const uint8_t* qs = b + 4;
@@ -95,6 +99,7 @@ struct BlockQ4_1 {
 struct BlockQ8_0 {
   static constexpr int64_t kElems = 32, kBytes = 34;
   static constexpr bool kBiased = false;
+  static constexpr int kQs = 2, kMinAt = 0, kZero = 0;
   template <class F> static HWY_INLINE void ForEachSub(const uint8_t* b, F&& f) {
     const uint8_t* qs = b + 2;
     f(0, 32, LoadHalf(b), 0, 0.0f, [qs](int l) { return LoadI8(qs + l); });
@@ -265,10 +270,15 @@ HWY_INLINE hn::Vec<DI32> DotI8(hn::Vec<D8> w, const int8_t* a, int /*l*/) {
   return hn::Vec<DI32>{_mm256_madd_epi16(p, _mm256_set1_epi16(1))};
 }
 // The 32 codes of Q4_0 / Q4_1: the low nibbles of p[0..15], then the high ones.
+// (The 16 bytes in both halves, the upper half shifted right by 4: three instructions.)
 HWY_INLINE hn::Vec<D8> Nibbles32(const uint8_t* p, int /*l*/) {
-  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-  const __m128i mask = _mm_set1_epi8(0xF);
-  return hn::Vec<D8>{_mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(v, 4), mask), _mm_and_si128(v, mask))};
+  const __m256i v = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  return hn::Vec<D8>{_mm256_and_si256(_mm256_srlv_epi64(v, _mm256_set_epi64x(4, 4, 0, 0)), _mm256_set1_epi8(0xF))};
+}
+// Lanes j.. of the 8 f16 values packed in h (little-endian, 4 per word), widened: built in registers,
+// since 8 two-byte stores read back as one vector would stall on store forwarding.
+HWY_INLINE hn::Vec<hn::Full256<float>> F16Lanes(const uint64_t h[2], int /*j*/) {
+  return hn::Vec<hn::Full256<float>>{_mm256_cvtph_ps(_mm_set_epi64x(static_cast<int64_t>(h[1]), static_cast<int64_t>(h[0])))};
 }
 #else
 // Any other target: a few codes per step, widened to int32.
@@ -287,6 +297,12 @@ HWY_INLINE hn::Vec<DI32> DotI8(hn::Vec<D8> w, const int8_t* a, int /*l*/) {
 HWY_INLINE hn::Vec<D8> Nibbles32(const uint8_t* p, int l) {
   const hn::Vec<D8> v = hn::LoadU(D8(), p + (l & 15));
   return l < 16 ? hn::And(v, hn::Set(D8(), 0xF)) : hn::ShiftRight<4>(v);
+}
+HWY_INLINE hn::Vec<hn::Rebind<float, DI32>> F16Lanes(const uint64_t h[2], int j) {
+  uint16_t v[8];
+  hwy::CopyBytes<16>(h, v);
+  const hn::Rebind<float, DI32> df;
+  return hn::PromoteTo(df, hn::LoadU(hn::Rebind<hwy::float16_t, decltype(df)>(), reinterpret_cast<const hwy::float16_t*>(v + j)));
 }
 #endif
 using DF = hn::Rebind<float, DI32>;
@@ -333,32 +349,54 @@ HWY_INLINE void SubScales(float d, const uint8_t sc[8], const ActQ8* a, int64_t 
   }
 }
 
-// Per kind: acc[i] (lanes summed at the end) and off[i] += row i's dot with weight block `blk`.
-template <int M> HWY_INLINE void DotQ8Block(BlockQ4_0, const uint8_t* b, int64_t blk, const ActQ8* a, VF* acc, float* off) {
-  const float d = LoadHalf(b);
-  for (int i = 0; i < M; ++i) {
-    hn::Vec<DI32> isum = hn::Zero(DI32());
-    for (int l = 0; l < 32; l += kN8) isum = hn::Add(isum, DotU8(Nibbles32(b + 2, l), a[i].q + 32 * blk + l, l));
-    AddScaled(acc[i], isum, d * a[i].d[blk]);
-    off[i] -= 8 * d * a[i].fs32[blk];
+// Blocks of 32 (Q4_0, Q4_1, Q8_0), nb <= 8 of them from block blk0 of the row: their f16 scales (and
+// mins) widened 8 at a time, the offsets (-8 d for Q4_0, m for Q4_1) times the activation sums as one
+// vector FMA, then per block an integer dot and one FMA. acc[i] and odd[i]: two sums per row (the
+// lanes summed at the end). The activation arrays are padded so that reading 8 blocks is in bounds.
+template <class K, int M>
+HWY_INLINE void DotQ8Legacy(const uint8_t* b, int64_t blk0, int nb, const ActQ8* a, VF* acc, VF* odd) {
+  uint64_t dh[2] = {0, 0}, mh[2] = {0, 0};  // nb < 8: the missing blocks' scales are 0
+  for (int j = 0; j < nb; ++j) {
+    uint16_t v;
+    hwy::CopyBytes<2>(b + j * K::kBytes, &v);
+    dh[j / 4] |= static_cast<uint64_t>(v) << (16 * (j % 4));
+    if constexpr (K::kMinAt != 0) {
+      hwy::CopyBytes<2>(b + j * K::kBytes + K::kMinAt, &v);
+      mh[j / 4] |= static_cast<uint64_t>(v) << (16 * (j % 4));
+    }
   }
-}
-template <int M> HWY_INLINE void DotQ8Block(BlockQ4_1, const uint8_t* b, int64_t blk, const ActQ8* a, VF* acc, float* off) {
-  const float d = LoadHalf(b), m = LoadHalf(b + 2);
-  for (int i = 0; i < M; ++i) {
-    hn::Vec<DI32> isum = hn::Zero(DI32());
-    for (int l = 0; l < 32; l += kN8) isum = hn::Add(isum, DotU8(Nibbles32(b + 4, l), a[i].q + 32 * blk + l, l));
-    AddScaled(acc[i], isum, d * a[i].d[blk]);
-    off[i] += m * a[i].fs32[blk];
+  float scale[M][8];
+  for (int j = 0; j < 8; j += kNF) {
+    const VF d = F16Lanes(dh, j);
+    for (int i = 0; i < M; ++i) hn::StoreU(hn::Mul(d, hn::LoadU(DF(), a[i].d + blk0 + j)), DF(), scale[i] + j);
+    if constexpr (K::kMinAt != 0 || K::kZero != 0) {
+      const VF off = K::kMinAt != 0 ? F16Lanes(mh, j) : hn::Mul(d, hn::Set(DF(), -static_cast<float>(K::kZero)));
+      for (int i = 0; i < M; ++i) odd[i] = hn::MulAdd(off, hn::LoadU(DF(), a[i].fs32 + blk0 + j), odd[i]);
+    }
   }
-}
-template <int M> HWY_INLINE void DotQ8Block(BlockQ8_0, const uint8_t* b, int64_t blk, const ActQ8* a, VF* acc, float*) {
-  const float d = LoadHalf(b);
-  for (int i = 0; i < M; ++i) {
-    hn::Vec<DI32> isum = hn::Zero(DI32());
-    for (int l = 0; l < 32; l += kN8) isum = hn::Add(isum, DotI8(hn::LoadU(D8(), b + 2 + l), a[i].q + 32 * blk + l, l));
-    AddScaled(acc[i], isum, d * a[i].d[blk]);
+  // Block j into sums (acc for even j, odd for odd j: the choice must be static to stay in registers).
+  const auto block = [&](int j, VF* sums) {
+    const uint8_t* qs = b + j * K::kBytes + K::kQs;
+    hn::Vec<DI32> isum[M];
+    for (int i = 0; i < M; ++i) isum[i] = hn::Zero(DI32());
+    for (int l = 0; l < 32; l += kN8) {
+      const int64_t at = 32 * (blk0 + j) + l;
+      if constexpr (K::kBytes == BlockQ8_0::kBytes) {
+        const V8 w = hn::LoadU(D8(), qs + l);
+        for (int i = 0; i < M; ++i) isum[i] = hn::Add(isum[i], DotI8(w, a[i].q + at, l));
+      } else {
+        const V8 w = Nibbles32(qs, l);
+        for (int i = 0; i < M; ++i) isum[i] = hn::Add(isum[i], DotU8(w, a[i].q + at, l));
+      }
+    }
+    for (int i = 0; i < M; ++i) AddScaled(sums[i], isum[i], scale[i][j]);
+  };
+  int j = 0;
+  for (; j + 2 <= nb; j += 2) {
+    block(j, acc);
+    block(j + 1, odd);
   }
+  if (j < nb) block(j, acc);
 }
 // Q4_K and Q5_K: codes(c, l) gives codes l.. of sub-block c (of 8).
 template <int M, class Codes>
@@ -383,13 +421,13 @@ HWY_INLINE void DotQ8K4(const uint8_t* b, int64_t blk, const ActQ8* a, VF* acc, 
   }
   for (int i = 0; i < M; ++i) acc[i] = hn::Add(acc[i], odd[i]);
 }
-template <int M> HWY_INLINE void DotQ8Block(BlockQ4_K, const uint8_t* b, int64_t blk, const ActQ8* a, VF* acc, float*) {
+template <int M> HWY_INLINE void DotQ8Block(BlockQ4_K, const uint8_t* b, int64_t blk, const ActQ8* a, VF* acc) {
   DotQ8K4<M>(b, blk, a, acc, [b](int c, int l) {
     const V8 v = hn::LoadU(D8(), b + 16 + 32 * (c / 2) + l);
     return c % 2 == 0 ? hn::And(v, hn::Set(D8(), 0xF)) : hn::ShiftRight<4>(v);
   });
 }
-template <int M> HWY_INLINE void DotQ8Block(BlockQ5_K, const uint8_t* b, int64_t blk, const ActQ8* a, VF* acc, float*) {
+template <int M> HWY_INLINE void DotQ8Block(BlockQ5_K, const uint8_t* b, int64_t blk, const ActQ8* a, VF* acc) {
   DotQ8K4<M>(b, blk, a, acc, [b](int c, int l) {
     const V8 v = hn::LoadU(D8(), b + 48 + 32 * (c / 2) + l);
     const V8 lo = c % 2 == 0 ? hn::And(v, hn::Set(D8(), 0xF)) : hn::ShiftRight<4>(v);
@@ -399,7 +437,7 @@ template <int M> HWY_INLINE void DotQ8Block(BlockQ5_K, const uint8_t* b, int64_t
 }
 // Q6_K: chunk j (of 4) of half h holds sub-blocks 8h + 2j and 8h + 2j + 1; the -32 offset is
 // -32 d sum_s sc_s fs16_s over the block's 16 sub-blocks.
-template <int M> HWY_INLINE void DotQ8Block(BlockQ6_K, const uint8_t* b, int64_t blk, const ActQ8* a, VF* acc, float*) {
+template <int M> HWY_INLINE void DotQ8Block(BlockQ6_K, const uint8_t* b, int64_t blk, const ActQ8* a, VF* acc) {
   const float d = LoadHalf(b + 208);
   const int8_t* scales = reinterpret_cast<const int8_t*>(b + 192);
   for (int i = 0; i < M; ++i) AddCodeProducts(acc[i], scales, a[i].fs16 + 16 * blk, 16, -32 * d);
@@ -427,18 +465,19 @@ template <class K, int M>
 HWY_INLINE void DotRowQ8(const uint8_t* HWY_RESTRICT w, int64_t blocks, const ActQ8* a, float* out, int64_t ldo) {
   // Even and odd blocks into separate sums, so that consecutive blocks' FMAs do not wait on each other.
   VF acc[M], acc_odd[M];
-  float off[M];
-  for (int i = 0; i < M; ++i) {
-    acc[i] = acc_odd[i] = hn::Zero(DF());
-    off[i] = 0;
+  for (int i = 0; i < M; ++i) acc[i] = acc_odd[i] = hn::Zero(DF());
+  if constexpr (K::kElems == 32) {
+    for (int64_t blk = 0; blk < blocks; blk += 8)
+      DotQ8Legacy<K, M>(w + blk * K::kBytes, blk, static_cast<int>(std::min<int64_t>(8, blocks - blk)), a, acc, acc_odd);
+  } else {
+    int64_t blk = 0;
+    for (; blk + 2 <= blocks; blk += 2) {
+      DotQ8Block<M>(K{}, w + blk * K::kBytes, blk, a, acc);
+      DotQ8Block<M>(K{}, w + (blk + 1) * K::kBytes, blk + 1, a, acc_odd);
+    }
+    if (blk < blocks) DotQ8Block<M>(K{}, w + blk * K::kBytes, blk, a, acc);
   }
-  int64_t blk = 0;
-  for (; blk + 2 <= blocks; blk += 2) {
-    DotQ8Block<M>(K{}, w + blk * K::kBytes, blk, a, acc, off);
-    DotQ8Block<M>(K{}, w + (blk + 1) * K::kBytes, blk + 1, a, acc_odd, off);
-  }
-  if (blk < blocks) DotQ8Block<M>(K{}, w + blk * K::kBytes, blk, a, acc, off);
-  for (int i = 0; i < M; ++i) out[i * ldo] = hn::GetLane(hn::SumOfLanes(DF(), hn::Add(acc[i], acc_odd[i]))) + off[i];
+  for (int i = 0; i < M; ++i) out[i * ldo] = hn::GetLane(hn::SumOfLanes(DF(), hn::Add(acc[i], acc_odd[i])));
 }
 
 }  // namespace ts::cpu::HWY_NAMESPACE

@@ -146,8 +146,9 @@ QuantActivations::QuantActivations(DType dt, const void* a, int64_t m, int64_t k
 void QuantActivations::quantize_int8() {
   const int64_t blocks = m * k / 32;
   q8.resize(static_cast<size_t>(m * k));
-  d8.resize(static_cast<size_t>(blocks));
-  fs32.resize(static_cast<size_t>(blocks));
+  // Padded: the GEMV reads the scales and sums of 8 blocks of 32 at a time, a row's tail included.
+  d8.resize(static_cast<size_t>(blocks + 8));
+  fs32.resize(static_cast<size_t>(blocks + 8));
   fs16.resize(static_cast<size_t>(2 * blocks));
   for (int64_t b = 0; b < blocks; ++b) {
     const float* x = a32.data() + 32 * b;
