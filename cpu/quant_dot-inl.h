@@ -259,10 +259,34 @@ HWY_INLINE __m256i LoadA8(const int8_t* a) { return _mm256_loadu_si256(reinterpr
 HWY_INLINE hn::Vec<DI32> DotU8(hn::Vec<D8> w, const int8_t* a, int /*l*/) {
   return hn::Vec<DI32>{_mm256_madd_epi16(_mm256_maddubs_epi16(w.raw, LoadA8(a)), _mm256_set1_epi16(1))};
 }
-// As DotU8, codes 0-15 of the 32 weighted by lo and 16-31 by hi (Q6_K's sub-blocks of 16).
-HWY_INLINE hn::Vec<DI32> DotU8Halves(hn::Vec<D8> w, const int8_t* a, int /*l*/, int lo, int hi) {
-  const __m256i scales = _mm256_set_m128i(_mm_set1_epi16(static_cast<int16_t>(hi)), _mm_set1_epi16(static_cast<int16_t>(lo)));
-  return hn::Vec<DI32>{_mm256_madd_epi16(_mm256_maddubs_epi16(w.raw, LoadA8(a)), scales)};
+// Q6_K's 16 int8 scales as i16: 0-7 in both halves of `low`, 8-15 in both halves of `high`.
+struct Q6Scales {
+  __m256i low, high;
+};
+HWY_INLINE Q6Scales LoadQ6Scales(const int8_t* s) {
+  const __m256i v = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s)));
+  return {_mm256_permute2x128_si256(v, v, 0x00), _mm256_permute2x128_si256(v, v, 0x11)};
+}
+// The scales of sub-blocks 8h + 2j and 8h + 2j + 1, each across the i16 lanes of its 16 codes.
+HWY_INLINE __m256i Q6Pair(const Q6Scales& s, int h, int j) {
+  const char a = static_cast<char>(4 * j), b = static_cast<char>(4 * j + 2);
+  const __m256i pick = _mm256_setr_epi8(a, a + 1, a, a + 1, a, a + 1, a, a + 1, a, a + 1, a, a + 1, a, a + 1, a, a + 1,
+                                        b, b + 1, b, b + 1, b, b + 1, b, b + 1, b, b + 1, b, b + 1, b, b + 1, b, b + 1);
+  return _mm256_shuffle_epi8(h == 0 ? s.low : s.high, pick);
+}
+// As DotU8, codes 0-15 of the 32 weighted by one sub-block's scale and 16-31 by the next's.
+HWY_INLINE hn::Vec<DI32> DotU8Halves(hn::Vec<D8> w, const int8_t* a, int /*l*/, __m256i pair) {
+  return hn::Vec<DI32>{_mm256_madd_epi16(_mm256_maddubs_epi16(w.raw, LoadA8(a)), pair)};
+}
+// Bits 2j, 2j + 1 of each byte moved to bits 4, 5 (Q6_K's top bits): mask, then one 16-bit shift.
+HWY_INLINE hn::Vec<D8> Q6Top(hn::Vec<D8> qh, int j) {
+  const __m256i m = _mm256_and_si256(qh.raw, _mm256_set1_epi8(static_cast<char>(3 << (2 * j))));
+  switch (j) {
+    case 0: return hn::Vec<D8>{_mm256_slli_epi16(m, 4)};
+    case 1: return hn::Vec<D8>{_mm256_slli_epi16(m, 2)};
+    case 2: return hn::Vec<D8>{m};
+    default: return hn::Vec<D8>{_mm256_srli_epi16(m, 2)};
+  }
 }
 // Signed codes: |w| times a with w's sign (never -128 * -128: the activations stay within +-127).
 HWY_INLINE hn::Vec<DI32> DotI8(hn::Vec<D8> w, const int8_t* a, int /*l*/) {
@@ -288,8 +312,19 @@ HWY_INLINE hn::Vec<DI32> WidenA8(const int8_t* a) { return hn::PromoteTo(DI32(),
 HWY_INLINE hn::Vec<DI32> DotU8(hn::Vec<D8> w, const int8_t* a, int /*l*/) {
   return hn::Mul(hn::PromoteTo(DI32(), w), WidenA8(a));
 }
-HWY_INLINE hn::Vec<DI32> DotU8Halves(hn::Vec<D8> w, const int8_t* a, int l, int lo, int hi) {
-  return hn::Mul(DotU8(w, a, l), hn::Set(DI32(), l < 16 ? lo : hi));
+struct Q6Scales {
+  const int8_t* s;
+};
+HWY_INLINE Q6Scales LoadQ6Scales(const int8_t* s) { return {s}; }
+struct Q6PairOf {
+  int lo, hi;
+};
+HWY_INLINE Q6PairOf Q6Pair(const Q6Scales& s, int h, int j) { return {s.s[8 * h + 2 * j], s.s[8 * h + 2 * j + 1]}; }
+HWY_INLINE hn::Vec<DI32> DotU8Halves(hn::Vec<D8> w, const int8_t* a, int l, Q6PairOf pair) {
+  return hn::Mul(DotU8(w, a, l), hn::Set(DI32(), l < 16 ? pair.lo : pair.hi));
+}
+HWY_INLINE hn::Vec<D8> Q6Top(hn::Vec<D8> qh, int j) {
+  return hn::ShiftLeft<4>(hn::And(hn::ShiftRightSame(qh, 2 * j), hn::Set(D8(), 3)));
 }
 HWY_INLINE hn::Vec<DI32> DotI8(hn::Vec<D8> w, const int8_t* a, int /*l*/) {
   return hn::Mul(hn::PromoteTo(DI32(), hn::BitCast(hn::Rebind<int8_t, D8>(), w)), WidenA8(a));
@@ -441,19 +476,20 @@ template <int M> HWY_INLINE void DotQ8Block(BlockQ6_K, const uint8_t* b, int64_t
   const float d = LoadHalf(b + 208);
   const int8_t* scales = reinterpret_cast<const int8_t*>(b + 192);
   for (int i = 0; i < M; ++i) AddCodeProducts(acc[i], scales, a[i].fs16 + 16 * blk, 16, -32 * d);
+  const Q6Scales sc = LoadQ6Scales(scales);
   VF odd[M];
   for (int i = 0; i < M; ++i) odd[i] = hn::Zero(DF());
   for (int h = 0; h < 2; ++h)
     for (int j = 0; j < 4; ++j) {
       hn::Vec<DI32> isum[M];
       for (int i = 0; i < M; ++i) isum[i] = hn::Zero(DI32());
-      const int lo = scales[8 * h + 2 * j], hi = scales[8 * h + 2 * j + 1];
+      const auto pair = Q6Pair(sc, h, j);
       for (int l = 0; l < 32; l += kN8) {
         const V8 q = hn::LoadU(D8(), b + 64 * h + 32 * (j & 1) + l);
-        const V8 top = hn::And(hn::ShiftRightSame(hn::LoadU(D8(), b + 128 + 32 * h + l), 2 * j), hn::Set(D8(), 3));
-        const V8 w = hn::Or(j >= 2 ? hn::ShiftRight<4>(q) : hn::And(q, hn::Set(D8(), 0xF)), hn::ShiftLeft<4>(top));
+        const V8 top = Q6Top(hn::LoadU(D8(), b + 128 + 32 * h + l), j);
+        const V8 w = hn::Or(j >= 2 ? hn::ShiftRight<4>(q) : hn::And(q, hn::Set(D8(), 0xF)), top);
         for (int i = 0; i < M; ++i)
-          isum[i] = hn::Add(isum[i], DotU8Halves(w, a[i].q + 256 * blk + 128 * h + 32 * j + l, l, lo, hi));
+          isum[i] = hn::Add(isum[i], DotU8Halves(w, a[i].q + 256 * blk + 128 * h + 32 * j + l, l, pair));
       }
       for (int i = 0; i < M; ++i) AddScaled(j % 2 == 0 ? acc[i] : odd[i], isum[i], d * a[i].d[8 * blk + 4 * h + j]);
     }
