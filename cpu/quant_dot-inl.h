@@ -278,15 +278,12 @@ HWY_INLINE __m256i Q6Pair(const Q6Scales& s, int h, int j) {
 HWY_INLINE hn::Vec<DI32> DotU8Halves(hn::Vec<D8> w, const int8_t* a, int /*l*/, __m256i pair) {
   return hn::Vec<DI32>{_mm256_madd_epi16(_mm256_maddubs_epi16(w.raw, LoadA8(a)), pair)};
 }
-// Bits 2j, 2j + 1 of each byte moved to bits 4, 5 (Q6_K's top bits): mask, then one 16-bit shift.
-HWY_INLINE hn::Vec<D8> Q6Top(hn::Vec<D8> qh, int j) {
-  const __m256i m = _mm256_and_si256(qh.raw, _mm256_set1_epi8(static_cast<char>(3 << (2 * j))));
-  switch (j) {
-    case 0: return hn::Vec<D8>{_mm256_slli_epi16(m, 4)};
-    case 1: return hn::Vec<D8>{_mm256_slli_epi16(m, 2)};
-    case 2: return hn::Vec<D8>{m};
-    default: return hn::Vec<D8>{_mm256_srli_epi16(m, 2)};
-  }
+// The bits `mask` << from of each byte moved to bit 4 on (Q5_K's fifth bit, Q6_K's top two): an AND,
+// then one 16-bit shift (the kept bits never cross into the next byte).
+HWY_INLINE hn::Vec<D8> BitsTo4(hn::Vec<D8> v, int from, int mask) {
+  const __m256i m = _mm256_and_si256(v.raw, _mm256_set1_epi8(static_cast<char>(mask << from)));
+  if (from < 4) return hn::Vec<D8>{_mm256_slli_epi16(m, 4 - from)};
+  return hn::Vec<D8>{from == 4 ? m : _mm256_srli_epi16(m, from - 4)};
 }
 // Signed codes: |w| times a with w's sign (never -128 * -128: the activations stay within +-127).
 HWY_INLINE hn::Vec<DI32> DotI8(hn::Vec<D8> w, const int8_t* a, int /*l*/) {
@@ -323,8 +320,8 @@ HWY_INLINE Q6PairOf Q6Pair(const Q6Scales& s, int h, int j) { return {s.s[8 * h 
 HWY_INLINE hn::Vec<DI32> DotU8Halves(hn::Vec<D8> w, const int8_t* a, int l, Q6PairOf pair) {
   return hn::Mul(DotU8(w, a, l), hn::Set(DI32(), l < 16 ? pair.lo : pair.hi));
 }
-HWY_INLINE hn::Vec<D8> Q6Top(hn::Vec<D8> qh, int j) {
-  return hn::ShiftLeft<4>(hn::And(hn::ShiftRightSame(qh, 2 * j), hn::Set(D8(), 3)));
+HWY_INLINE hn::Vec<D8> BitsTo4(hn::Vec<D8> v, int from, int mask) {
+  return hn::ShiftLeft<4>(hn::And(hn::ShiftRightSame(v, from), hn::Set(D8(), static_cast<uint8_t>(mask))));
 }
 HWY_INLINE hn::Vec<DI32> DotI8(hn::Vec<D8> w, const int8_t* a, int /*l*/) {
   return hn::Mul(hn::PromoteTo(DI32(), hn::BitCast(hn::Rebind<int8_t, D8>(), w)), WidenA8(a));
@@ -466,8 +463,7 @@ template <int M> HWY_INLINE void DotQ8Block(BlockQ5_K, const uint8_t* b, int64_t
   DotQ8K4<M>(b, blk, a, acc, [b](int c, int l) {
     const V8 v = hn::LoadU(D8(), b + 48 + 32 * (c / 2) + l);
     const V8 lo = c % 2 == 0 ? hn::And(v, hn::Set(D8(), 0xF)) : hn::ShiftRight<4>(v);
-    const auto fifth = hn::TestBit(hn::LoadU(D8(), b + 16 + l), hn::Set(D8(), static_cast<uint8_t>(1u << c)));
-    return hn::Or(lo, hn::IfThenElseZero(fifth, hn::Set(D8(), 16)));
+    return hn::Or(lo, BitsTo4(hn::LoadU(D8(), b + 16 + l), c, 1));
   });
 }
 // Q6_K: chunk j (of 4) of half h holds sub-blocks 8h + 2j and 8h + 2j + 1; the -32 offset is
@@ -486,7 +482,7 @@ template <int M> HWY_INLINE void DotQ8Block(BlockQ6_K, const uint8_t* b, int64_t
       const auto pair = Q6Pair(sc, h, j);
       for (int l = 0; l < 32; l += kN8) {
         const V8 q = hn::LoadU(D8(), b + 64 * h + 32 * (j & 1) + l);
-        const V8 top = Q6Top(hn::LoadU(D8(), b + 128 + 32 * h + l), j);
+        const V8 top = BitsTo4(hn::LoadU(D8(), b + 128 + 32 * h + l), 2 * j, 3);
         const V8 w = hn::Or(j >= 2 ? hn::ShiftRight<4>(q) : hn::And(q, hn::Set(D8(), 0xF)), top);
         for (int i = 0; i < M; ++i)
           isum[i] = hn::Add(isum[i], DotU8Halves(w, a[i].q + 256 * blk + 128 * h + 32 * j + l, l, pair));
