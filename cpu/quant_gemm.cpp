@@ -1,7 +1,9 @@
 // The GGUF block kinds: dequantize, gemm_quant and gemm_quant_fused. Decode (m <= 4) is a GEMV that
-// decodes the weights in registers, weight rows split across threads; prefill decodes a panel of
-// weight rows to F32 at a time (the threads splitting the panel) and hands it to OpenBLAS's sgemm, so
-// the whole matrix is never decoded at once. The per-kind decode lives in cpu/quant_dot-inl.h.
+// reads the weights in registers, weight rows split across threads: on activations quantized to int8
+// (integer dot products, judged by the NMSE bound derived below), or exactly in F32 when there are
+// too few outputs for that bound. Prefill decodes a panel of weight rows to F32 at a time (the
+// threads splitting the panel) and hands it to OpenBLAS's sgemm, so the whole matrix is never decoded
+// at once. The per-kind decode lives in cpu/quant_dot-inl.h.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "cpu/quant_gemm.cpp"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
