@@ -28,6 +28,19 @@ TEST(BackendTolerance, CheckCaseAppliesTheCpuGemvsOwnBound) {
   EXPECT_GT(v.outputs[0].report.nmse, 0.0);                     // the quantized path ran
 }
 
+// Every kind and every GEMV row count (the generated cases have m = 1 only), within the bound; the
+// activation dtypes too, as the kernels widen them first.
+TEST(BackendTolerance, EveryKindAndRowCountPasses) {
+  for (QuantKind kind : {QuantKind::Q4_0, QuantKind::Q4_1, QuantKind::Q8_0, QuantKind::Q4_K, QuantKind::Q5_K, QuantKind::Q6_K})
+    for (int64_t m = 1; m <= 4; ++m)
+      for (DType dt : {DType::F32, DType::BF16}) {
+        const Case c = generate_case(op_or_throw("gemm_quant"), Params::of(GemmQuantParams{kind, m, 96, 1280}), dt, 11);
+        const Verdict v = check_case(backend("cpu"), c, true);
+        EXPECT_TRUE(v.pass) << enum_name(kind) << " m=" << m << " " << dtype_name(dt) << "\n" << v.describe(true);
+        EXPECT_EQ(v.outputs[0].tolerance.metric, Metric::Nmse);
+      }
+}
+
 // A mistake a kernel could make: sub-block 0's scale doubled in every row (the reference keeps the
 // original weights).
 TEST(BackendTolerance, AWrongSubBlockScaleStillFails) {
