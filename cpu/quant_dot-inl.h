@@ -364,8 +364,8 @@ template <class T> HWY_INLINE void AddCodeProducts(VF& acc, const T* code, const
 // 32-bit words: bytes 0-3 are scales 0-3 and bits 6-7 of scales 4-7, 4-7 the same for the mins,
 // 8-11 the low nibbles of scales 4-7 and the mins' in the high nibbles).
 HWY_INLINE void ScalesMinsK4(const uint8_t* q, uint8_t sc[8], uint8_t mn[8]) {
-  uint32_t u[3];
-  hwy::CopyBytes<12>(q, u);
+  uint32_t u[3];  // three loads straight from the block, not a copy read back from the stack
+  for (int w = 0; w < 3; ++w) hwy::CopyBytes<4>(q + 4 * w, &u[w]);
   const uint32_t s[2] = {u[0] & 0x3F3F3F3Fu, (u[2] & 0x0F0F0F0Fu) | ((u[0] >> 2) & 0x30303030u)};
   const uint32_t m[2] = {u[1] & 0x3F3F3F3Fu, ((u[2] >> 4) & 0x0F0F0F0Fu) | ((u[1] >> 2) & 0x30303030u)};
   hwy::CopyBytes<8>(s, sc);
@@ -382,21 +382,31 @@ HWY_INLINE void SubScales(float d, const uint8_t sc[8], const ActQ8* a, int64_t 
   }
 }
 
+// The f16 values at p, p + kStride, .. (the first min(n, 4) of 4, the rest 0) packed in a word, in
+// registers: a loop of fixed length, so that no array goes through memory.
+template <int64_t kStride> HWY_INLINE uint64_t PackHalves(const uint8_t* p, int n) {
+  uint64_t r = 0;
+  for (int j = 0; j < 4; ++j)
+    if (j < n) {
+      uint16_t v;
+      hwy::CopyBytes<2>(p + j * kStride, &v);
+      r |= static_cast<uint64_t>(v) << (16 * j);
+    }
+  return r;
+}
+
 // Blocks of 32 (Q4_0, Q4_1, Q8_0), nb <= 8 of them from block blk0 of the row: their f16 scales (and
 // mins) widened 8 at a time, the offsets (-8 d for Q4_0, m for Q4_1) times the activation sums as one
 // vector FMA, then per block an integer dot and one FMA. acc[i] and odd[i]: two sums per row (the
 // lanes summed at the end). The activation arrays are padded so that reading 8 blocks is in bounds.
 template <class K, int M>
 HWY_INLINE void DotQ8Legacy(const uint8_t* b, int64_t blk0, int nb, const ActQ8* a, VF* acc, VF* odd) {
-  uint64_t dh[2] = {0, 0}, mh[2] = {0, 0};  // nb < 8: the missing blocks' scales are 0
-  for (int j = 0; j < nb; ++j) {
-    uint16_t v;
-    hwy::CopyBytes<2>(b + j * K::kBytes, &v);
-    dh[j / 4] |= static_cast<uint64_t>(v) << (16 * (j % 4));
-    if constexpr (K::kMinAt != 0) {
-      hwy::CopyBytes<2>(b + j * K::kBytes + K::kMinAt, &v);
-      mh[j / 4] |= static_cast<uint64_t>(v) << (16 * (j % 4));
-    }
+  // nb < 8: the missing blocks' scales are 0.
+  const uint64_t dh[2] = {PackHalves<K::kBytes>(b, nb), PackHalves<K::kBytes>(b + 4 * K::kBytes, nb - 4)};
+  uint64_t mh[2] = {0, 0};
+  if constexpr (K::kMinAt != 0) {
+    mh[0] = PackHalves<K::kBytes>(b + K::kMinAt, nb);
+    mh[1] = PackHalves<K::kBytes>(b + 4 * K::kBytes + K::kMinAt, nb - 4);
   }
   float scale[M][8];
   for (int j = 0; j < 8; j += kNF) {
