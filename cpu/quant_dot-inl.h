@@ -29,6 +29,7 @@
 #include <cstdint>
 
 #include "core/dtype.h"
+#include "hwy/cache_control.h"
 #include "hwy/highway.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -503,6 +504,14 @@ template <int M> HWY_INLINE void DotQ8Block(BlockQ6_K, const uint8_t* b, int64_t
   for (int i = 0; i < M; ++i) acc[i] = hn::Add(acc[i], odd[i]);
 }
 
+// The weights a little ahead of the ones about to be read (`bytes` of them, from `at` + kAhead):
+// one stream per thread is not enough for the hardware prefetchers to keep the memory bus busy.
+// (Past a row's end this reads the next row, or past the matrix: prefetches never fault.)
+inline constexpr int64_t kPrefetchAhead = 2048;
+HWY_INLINE void PrefetchAhead(const uint8_t* at, int64_t bytes) {
+  for (int64_t o = 0; o < bytes; o += 64) hwy::Prefetch(at + kPrefetchAhead + o);
+}
+
 // out[i * ldo] = row i of a . the weight row w (`blocks` blocks of kind K), for M quantized rows.
 template <class K, int M>
 HWY_INLINE void DotRowQ8(const uint8_t* HWY_RESTRICT w, int64_t blocks, const ActQ8* a, float* out, int64_t ldo) {
@@ -510,11 +519,14 @@ HWY_INLINE void DotRowQ8(const uint8_t* HWY_RESTRICT w, int64_t blocks, const Ac
   VF acc[M], acc_odd[M];
   for (int i = 0; i < M; ++i) acc[i] = acc_odd[i] = hn::Zero(DF());
   if constexpr (K::kElems == 32) {
-    for (int64_t blk = 0; blk < blocks; blk += 8)
+    for (int64_t blk = 0; blk < blocks; blk += 8) {
+      PrefetchAhead(w + blk * K::kBytes, 8 * K::kBytes);
       DotQ8Legacy<K, M>(w + blk * K::kBytes, blk, static_cast<int>(std::min<int64_t>(8, blocks - blk)), a, acc, acc_odd);
+    }
   } else {
     int64_t blk = 0;
     for (; blk + 2 <= blocks; blk += 2) {
+      PrefetchAhead(w + blk * K::kBytes, 2 * K::kBytes);
       DotQ8Block<M>(K{}, w + blk * K::kBytes, blk, a, acc);
       DotQ8Block<M>(K{}, w + (blk + 1) * K::kBytes, blk + 1, a, acc_odd);
     }
