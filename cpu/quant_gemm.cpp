@@ -179,8 +179,11 @@ void gguf_gemm(QuantKind kind, const QuantActivations& a, const uint8_t* w, int6
   check(m < (1LL << 31) && n_rows < (1LL << 31) && k < (1LL << 31) && ldo < (1LL << 31),
         "gemm_quant: dimensions exceed the BLAS int range");
   if (!a.rows8.empty()) {
-    parallel_for(n_rows, std::max<int64_t>(16, 65536 / (k * m)), [&](int64_t r0, int64_t r1) {
-      HWY_DYNAMIC_DISPATCH(GemvQ8)(kind, a.rows8.data(), m, k, w, r0, r1, out, ldo);
+    // Many small tasks taken in turn rather than one half per thread: a thread the machine delays
+    // (other work on its core) then costs a task, not half the call.
+    const int64_t tasks = std::clamp<int64_t>(n_rows * k / (1 << 18), 1, 64);
+    parallel_tasks(tasks, [&](int64_t t) {
+      HWY_DYNAMIC_DISPATCH(GemvQ8)(kind, a.rows8.data(), m, k, w, n_rows * t / tasks, n_rows * (t + 1) / tasks, out, ldo);
     });
     return;
   }
