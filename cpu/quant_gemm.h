@@ -26,7 +26,7 @@ struct QuantActivations {
 };
 
 // Whether the GGUF GEMV of m activation rows and `outputs` values per row quantizes its activations
-// (the kernels and their tolerance, cpu_quant_tolerance, must agree).
+// (the kernels and their tolerance, int8_gemv_tolerance in cpu/quant_gemm.cpp, agree through it).
 bool int8_gemv(int64_t m, int64_t outputs);
 
 // out[i * ldo + r] = a[i] . dequant(row r of w), for the n_rows GGUF rows of `kind` in w.
