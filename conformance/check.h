@@ -25,7 +25,8 @@ struct Verdict {
   std::string describe(bool tolerances = false) const;
 };
 
-// Runs `c` on `b` and compares every expected output under that output's tolerance, skipping the
+// Runs `c` on `b` and compares every expected output under that output's tolerance (the backend's own,
+// Backend::tolerance, where it states one, else the op's), skipping the
 // elements the op leaves unwritten. The case was validated when it was made and the caller has
 // checked b.supports(c): neither is repeated here. With `determinism`, runs a second time and
 // requires bit-identical outputs.

@@ -54,6 +54,11 @@ Support HostBackend::supports(const Problem& pr) {
   return e->supports ? e->supports(pr) : Support::yes();
 }
 
+std::optional<Tolerance> HostBackend::tolerance(const Problem& pr, const std::string& output) {
+  const KernelTable::Entry* e = kernels_.find(pr.op->name());
+  return e && e->tolerance ? e->tolerance(pr, output) : std::nullopt;
+}
+
 namespace {
 class HostLaunch final : public Launch {
  public:

@@ -10,6 +10,7 @@
 #include <initializer_list>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,10 @@ class Backend {
   virtual Support supports(const Problem& pr) = 0;
   // Whether two runs of the same case give bit-identical outputs (atomics or split-k may not).
   virtual bool deterministic(const Op& /*op*/) { return true; }
+  // The tolerance this backend's `output` of `pr` is judged by when it differs from the op's: a kernel
+  // that trades exactness for speed by design (activations quantized on the fly) states its own bound
+  // and its derivation. None: the op's tolerance.
+  virtual std::optional<Tolerance> tolerance(const Problem& /*pr*/, const std::string& /*output*/) { return std::nullopt; }
   // A validated problem this backend supports; `io` holds every declared tensor (outputs allocated)
   // and must outlive the Launch.
   virtual std::unique_ptr<Launch> prepare(const Problem& pr, TensorMap& io) = 0;

@@ -16,19 +16,22 @@ namespace ts {
 
 using HostKernel = std::function<void(const Params&, TensorMap&)>;
 using SupportFn = std::function<Support(const Problem&)>;
+// A kernel's own tolerance for some of its cases (Backend::tolerance); nullopt: the op's.
+using ToleranceFn = std::function<std::optional<Tolerance>(const Problem&, const std::string& output)>;
 
 class KernelTable {
  public:
   struct Entry {
     HostKernel run;
     SupportFn supports;  // empty: every case of the op; else a "no" with the reason for the rest
+    ToleranceFn tolerance;  // empty: the op's tolerance for every case
   };
 
   template <class P>
   void add(OpRef<P> op, std::type_identity_t<std::function<void(const P&, TensorMap&)>> fn,
-           SupportFn supports = {}) {
+           SupportFn supports = {}, ToleranceFn tolerance = {}) {
     table_[std::string(op.name)] = {[fn = std::move(fn)](const Params& p, TensorMap& t) { fn(p.as<P>(), t); },
-                                    std::move(supports)};
+                                    std::move(supports), std::move(tolerance)};
   }
   const Entry* find(std::string_view op) const;
 
@@ -42,6 +45,7 @@ class HostBackend : public Backend {
   std::string name() const override { return name_; }
   Availability availability() override;
   Support supports(const Problem& pr) override;
+  std::optional<Tolerance> tolerance(const Problem& pr, const std::string& output) override;
   std::unique_ptr<Launch> prepare(const Problem& pr, TensorMap& io) override;
 
  private:

@@ -1,6 +1,8 @@
 // Per-target decode of the GGUF block kinds (Highway's re-includable -inl.h pattern): the one place
 // the cpu backend reads a block, used by dequantize, the decode GEMV, the prefill panels and (later)
-// the MoE expert GEMVs.
+// the MoE expert GEMVs. Two readings of each kind: the exact F32 decode below (dequantize, prefill
+// panels, and the GEMV of a few outputs), and further down the integer dot on int8 activations (the
+// decode GEMV, which is bound by memory only when the weights stay integers).
 //
 // Every kind is seen the same way: a block is a list of sub-blocks, and a value of sub-block s is
 // scale_s * (q - zero) with a signed offset (Q4_0, Q8_0, Q6_K: K::kBiased false) or scale_s * q +
@@ -14,6 +16,8 @@
 //     scale * sum_l a_l q_l + b * sum_l a_l (b = bias - scale * zero), the sums of a per 16 values computed once per
 //     activation row and shared by every weight row. The inner loop is then a widen, a convert and an
 //     FMA per N weights, with the nibble and bit unpacking done on the widened lanes.
+#include "cpu/quant_act.h"
+
 #if defined(TS_CPU_QUANT_DOT_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef TS_CPU_QUANT_DOT_INL_H_
 #undef TS_CPU_QUANT_DOT_INL_H_
@@ -21,9 +25,11 @@
 #define TS_CPU_QUANT_DOT_INL_H_
 #endif
 
+#include <algorithm>
 #include <cstdint>
 
 #include "core/dtype.h"
+#include "hwy/cache_control.h"
 #include "hwy/highway.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -68,6 +74,8 @@ HWY_INLINE void ScaleMinK4(int j, const uint8_t* q, int& sc, int& m) {
 struct BlockQ4_0 {
   static constexpr int64_t kElems = 32, kBytes = 18;
   static constexpr bool kBiased = false;
+  // For the integer dot: where the codes start, the f16 min's offset (0: none), the zero code.
+  static constexpr int kQs = 2, kMinAt = 0, kZero = 8;
   template <class F> static HWY_INLINE void ForEachSub(const uint8_t* b, F&& f) {
     const float d = LoadHalf(b);
     const uint8_t* qs = b + 2;
@@ -80,6 +88,7 @@ struct BlockQ4_0 {
 struct BlockQ4_1 {
   static constexpr int64_t kElems = 32, kBytes = 20;
   static constexpr bool kBiased = true;
+  static constexpr int kQs = 4, kMinAt = 2, kZero = 0;
   template <class F> static HWY_INLINE void ForEachSub(const uint8_t* b, F&& f) {
     const float d = LoadHalf(b), m = LoadHalf(b + 2);
     const uint8_t* qs = b + 4;
@@ -92,6 +101,7 @@ struct BlockQ4_1 {
 struct BlockQ8_0 {
   static constexpr int64_t kElems = 32, kBytes = 34;
   static constexpr bool kBiased = false;
+  static constexpr int kQs = 2, kMinAt = 0, kZero = 0;
   template <class F> static HWY_INLINE void ForEachSub(const uint8_t* b, F&& f) {
     const uint8_t* qs = b + 2;
     f(0, 32, LoadHalf(b), 0, 0.0f, [qs](int l) { return LoadI8(qs + l); });
@@ -229,6 +239,300 @@ HWY_INLINE void DotRow(const uint8_t* HWY_RESTRICT w, int64_t blocks, const floa
     });
   }
   for (int i = 0; i < M; ++i) out[i * ldo] = hn::GetLane(hn::SumOfLanes(d, acc[i])) + bias_total[i];
+}
+
+
+// ---- The decode GEMV's integer dot: weight codes times activations quantized to int8 ----
+//
+// The activation rows are quantized once per call (QuantizeActivations in cpu/quant_gemm.cpp) to
+// int8 in blocks of 32 with an F32 scale da each, plus the F32 products da * (sum of the block's int8
+// values) per 32 and per 16 for the offset / min terms. A weight block's codes are non-negative
+// (Q8_0's signed ones take the sign trick), so 32 codes times 32 int8 activations are one unsigned x
+// signed byte multiply with pairwise i16 sums and a widening pair sum to i32 (x86's maddubs + madd;
+// no pair sum can saturate: 2 * 63 * 127 < 2^15), then one convert and one F32 FMA per 32 codes with
+// d_w * sc * da. The offsets and mins never enter the inner loop: they multiply the activation sums.
+
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+// 32 codes per step (AVX-512 targets run the same 256-bit code: the GEMV is bound by memory).
+using D8 = hn::Full256<uint8_t>;
+using DI32 = hn::Full256<int32_t>;
+HWY_INLINE __m256i LoadA8(const int8_t* a) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a)); }
+// sum of codes w[l] * a[l] over l, in 8 partial i32 lanes.
+HWY_INLINE hn::Vec<DI32> DotU8(hn::Vec<D8> w, const int8_t* a, int /*l*/) {
+  return hn::Vec<DI32>{_mm256_madd_epi16(_mm256_maddubs_epi16(w.raw, LoadA8(a)), _mm256_set1_epi16(1))};
+}
+// Q6_K's 16 int8 scales as i16: 0-7 in both halves of `low`, 8-15 in both halves of `high`.
+struct Q6Scales {
+  __m256i low, high;
+};
+HWY_INLINE Q6Scales LoadQ6Scales(const int8_t* s) {
+  const __m256i v = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s)));
+  return {_mm256_permute2x128_si256(v, v, 0x00), _mm256_permute2x128_si256(v, v, 0x11)};
+}
+// The scales of sub-blocks 8h + 2j and 8h + 2j + 1, each across the i16 lanes of its 16 codes.
+HWY_INLINE __m256i Q6Pair(const Q6Scales& s, int h, int j) {
+  const char a = static_cast<char>(4 * j), b = static_cast<char>(4 * j + 2);
+  const __m256i pick = _mm256_setr_epi8(a, a + 1, a, a + 1, a, a + 1, a, a + 1, a, a + 1, a, a + 1, a, a + 1, a, a + 1,
+                                        b, b + 1, b, b + 1, b, b + 1, b, b + 1, b, b + 1, b, b + 1, b, b + 1, b, b + 1);
+  return _mm256_shuffle_epi8(h == 0 ? s.low : s.high, pick);
+}
+// As DotU8, codes 0-15 of the 32 weighted by one sub-block's scale and 16-31 by the next's.
+HWY_INLINE hn::Vec<DI32> DotU8Halves(hn::Vec<D8> w, const int8_t* a, int /*l*/, __m256i pair) {
+  return hn::Vec<DI32>{_mm256_madd_epi16(_mm256_maddubs_epi16(w.raw, LoadA8(a)), pair)};
+}
+// The bits `mask` << from of each byte moved to bit 4 on (Q5_K's fifth bit, Q6_K's top two): an AND,
+// then one 16-bit shift (the kept bits never cross into the next byte).
+HWY_INLINE hn::Vec<D8> BitsTo4(hn::Vec<D8> v, int from, int mask) {
+  const __m256i m = _mm256_and_si256(v.raw, _mm256_set1_epi8(static_cast<char>(mask << from)));
+  if (from < 4) return hn::Vec<D8>{_mm256_slli_epi16(m, 4 - from)};
+  return hn::Vec<D8>{from == 4 ? m : _mm256_srli_epi16(m, from - 4)};
+}
+// Signed codes: |w| times a with w's sign (never -128 * -128: the activations stay within +-127).
+HWY_INLINE hn::Vec<DI32> DotI8(hn::Vec<D8> w, const int8_t* a, int /*l*/) {
+  const __m256i p = _mm256_maddubs_epi16(_mm256_sign_epi8(w.raw, w.raw), _mm256_sign_epi8(LoadA8(a), w.raw));
+  return hn::Vec<DI32>{_mm256_madd_epi16(p, _mm256_set1_epi16(1))};
+}
+// The 32 codes of Q4_0 / Q4_1: the low nibbles of p[0..15], then the high ones.
+// (The 16 bytes in both halves, the upper half shifted right by 4: three instructions.)
+HWY_INLINE hn::Vec<D8> Nibbles32(const uint8_t* p, int /*l*/) {
+  const __m256i v = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  return hn::Vec<D8>{_mm256_and_si256(_mm256_srlv_epi64(v, _mm256_set_epi64x(4, 4, 0, 0)), _mm256_set1_epi8(0xF))};
+}
+// Lanes j.. of the 8 f16 values packed in h (little-endian, 4 per word), widened: built in registers,
+// since 8 two-byte stores read back as one vector would stall on store forwarding.
+HWY_INLINE hn::Vec<hn::Full256<float>> F16Lanes(const uint64_t h[2], int /*j*/) {
+  return hn::Vec<hn::Full256<float>>{_mm256_cvtph_ps(_mm_set_epi64x(static_cast<int64_t>(h[1]), static_cast<int64_t>(h[0])))};
+}
+#else
+// Any other target: a few codes per step, widened to int32.
+using D8 = hn::CappedTag<uint8_t, 4>;
+using DI32 = hn::Rebind<int32_t, D8>;
+HWY_INLINE hn::Vec<DI32> WidenA8(const int8_t* a) { return hn::PromoteTo(DI32(), hn::LoadU(hn::Rebind<int8_t, D8>(), a)); }
+HWY_INLINE hn::Vec<DI32> DotU8(hn::Vec<D8> w, const int8_t* a, int /*l*/) {
+  return hn::Mul(hn::PromoteTo(DI32(), w), WidenA8(a));
+}
+struct Q6Scales {
+  const int8_t* s;
+};
+HWY_INLINE Q6Scales LoadQ6Scales(const int8_t* s) { return {s}; }
+struct Q6PairOf {
+  int lo, hi;
+};
+HWY_INLINE Q6PairOf Q6Pair(const Q6Scales& s, int h, int j) { return {s.s[8 * h + 2 * j], s.s[8 * h + 2 * j + 1]}; }
+HWY_INLINE hn::Vec<DI32> DotU8Halves(hn::Vec<D8> w, const int8_t* a, int l, Q6PairOf pair) {
+  return hn::Mul(DotU8(w, a, l), hn::Set(DI32(), l < 16 ? pair.lo : pair.hi));
+}
+HWY_INLINE hn::Vec<D8> BitsTo4(hn::Vec<D8> v, int from, int mask) {
+  return hn::ShiftLeft<4>(hn::And(hn::ShiftRightSame(v, from), hn::Set(D8(), static_cast<uint8_t>(mask))));
+}
+HWY_INLINE hn::Vec<DI32> DotI8(hn::Vec<D8> w, const int8_t* a, int /*l*/) {
+  return hn::Mul(hn::PromoteTo(DI32(), hn::BitCast(hn::Rebind<int8_t, D8>(), w)), WidenA8(a));
+}
+HWY_INLINE hn::Vec<D8> Nibbles32(const uint8_t* p, int l) {
+  const hn::Vec<D8> v = hn::LoadU(D8(), p + (l & 15));
+  return l < 16 ? hn::And(v, hn::Set(D8(), 0xF)) : hn::ShiftRight<4>(v);
+}
+HWY_INLINE hn::Vec<hn::Rebind<float, DI32>> F16Lanes(const uint64_t h[2], int j) {
+  uint16_t v[8];
+  hwy::CopyBytes<16>(h, v);
+  const hn::Rebind<float, DI32> df;
+  return hn::PromoteTo(df, hn::LoadU(hn::Rebind<hwy::float16_t, decltype(df)>(), reinterpret_cast<const hwy::float16_t*>(v + j)));
+}
+#endif
+using DF = hn::Rebind<float, DI32>;
+using VF = hn::Vec<DF>;
+using V8 = hn::Vec<D8>;
+inline constexpr int kN8 = static_cast<int>(hn::MaxLanes(D8()));  // codes per step: divides 16
+inline constexpr int kNF = static_cast<int>(hn::MaxLanes(DF()));  // at most 8
+
+// acc += (float) isum * scale.
+HWY_INLINE void AddScaled(VF& acc, hn::Vec<DI32> isum, float scale) {
+  acc = hn::MulAdd(hn::ConvertTo(DF(), isum), hn::Set(DF(), scale), acc);
+}
+
+// acc += sum_j coef * code[j] * f[j] for the n (a multiple of 8) byte codes (unsigned U, or signed),
+// a vector F32 product (mins against the activation sums) that the final lane sum completes.
+template <class T> HWY_INLINE void AddCodeProducts(VF& acc, const T* code, const float* f, int n, float coef) {
+  const hn::Rebind<T, DF> dc;
+  const VF vc = hn::Set(DF(), coef);
+  for (int j = 0; j < n; j += kNF) {
+    const VF c = hn::ConvertTo(DF(), hn::PromoteTo(DI32(), hn::LoadU(dc, code + j)));
+    acc = hn::MulAdd(hn::Mul(c, vc), hn::LoadU(DF(), f + j), acc);
+  }
+}
+
+// Q4_K / Q5_K's 8 scales and 8 mins unpacked from their 12 bytes (ggml's get_scale_min_k4 done on
+// 32-bit words: bytes 0-3 are scales 0-3 and bits 6-7 of scales 4-7, 4-7 the same for the mins,
+// 8-11 the low nibbles of scales 4-7 and the mins' in the high nibbles).
+HWY_INLINE void ScalesMinsK4(const uint8_t* q, uint8_t sc[8], uint8_t mn[8]) {
+  uint32_t u[3];  // three loads straight from the block, not a copy read back from the stack
+  for (int w = 0; w < 3; ++w) hwy::CopyBytes<4>(q + 4 * w, &u[w]);
+  const uint32_t s[2] = {u[0] & 0x3F3F3F3Fu, (u[2] & 0x0F0F0F0Fu) | ((u[0] >> 2) & 0x30303030u)};
+  const uint32_t m[2] = {u[1] & 0x3F3F3F3Fu, ((u[2] >> 4) & 0x0F0F0F0Fu) | ((u[1] >> 2) & 0x30303030u)};
+  hwy::CopyBytes<8>(s, sc);
+  hwy::CopyBytes<8>(m, mn);
+}
+
+// scale[i][s] = d * sc[s] * da_i[s] for the 8 sub-blocks of 32 of a K block (activation block b0 on).
+template <int M>
+HWY_INLINE void SubScales(float d, const uint8_t sc[8], const ActQ8* a, int64_t b0, float (*scale)[8]) {
+  const hn::Rebind<uint8_t, DF> dc;
+  for (int j = 0; j < 8; j += kNF) {
+    const VF s = hn::Mul(hn::ConvertTo(DF(), hn::PromoteTo(DI32(), hn::LoadU(dc, sc + j))), hn::Set(DF(), d));
+    for (int i = 0; i < M; ++i) hn::StoreU(hn::Mul(s, hn::LoadU(DF(), a[i].d + b0 + j)), DF(), scale[i] + j);
+  }
+}
+
+// The f16 values at p, p + kStride, .. (the first min(n, 4) of 4, the rest 0) packed in a word, in
+// registers: a loop of fixed length, so that no array goes through memory.
+template <int64_t kStride> HWY_INLINE uint64_t PackHalves(const uint8_t* p, int n) {
+  uint64_t r = 0;
+  for (int j = 0; j < 4; ++j)
+    if (j < n) {
+      uint16_t v;
+      hwy::CopyBytes<2>(p + j * kStride, &v);
+      r |= static_cast<uint64_t>(v) << (16 * j);
+    }
+  return r;
+}
+
+// Blocks of 32 (Q4_0, Q4_1, Q8_0), nb <= 8 of them from block blk0 of the row: their f16 scales (and
+// mins) widened 8 at a time, the offsets (-8 d for Q4_0, m for Q4_1) times the activation sums as one
+// vector FMA, then per block an integer dot and one FMA. acc[i] and odd[i]: two sums per row (the
+// lanes summed at the end). The activation arrays are padded so that reading 8 blocks is in bounds.
+template <class K, int M>
+HWY_INLINE void DotQ8Legacy(const uint8_t* b, int64_t blk0, int nb, const ActQ8* a, VF* acc, VF* odd) {
+  // nb < 8: the missing blocks' scales are 0.
+  const uint64_t dh[2] = {PackHalves<K::kBytes>(b, nb), PackHalves<K::kBytes>(b + 4 * K::kBytes, nb - 4)};
+  uint64_t mh[2] = {0, 0};
+  if constexpr (K::kMinAt != 0) {
+    mh[0] = PackHalves<K::kBytes>(b + K::kMinAt, nb);
+    mh[1] = PackHalves<K::kBytes>(b + 4 * K::kBytes + K::kMinAt, nb - 4);
+  }
+  float scale[M][8];
+  for (int j = 0; j < 8; j += kNF) {
+    const VF d = F16Lanes(dh, j);
+    for (int i = 0; i < M; ++i) hn::StoreU(hn::Mul(d, hn::LoadU(DF(), a[i].d + blk0 + j)), DF(), scale[i] + j);
+    if constexpr (K::kMinAt != 0 || K::kZero != 0) {
+      const VF off = K::kMinAt != 0 ? F16Lanes(mh, j) : hn::Mul(d, hn::Set(DF(), -static_cast<float>(K::kZero)));
+      for (int i = 0; i < M; ++i) odd[i] = hn::MulAdd(off, hn::LoadU(DF(), a[i].fs32 + blk0 + j), odd[i]);
+    }
+  }
+  // Block j into sums (acc for even j, odd for odd j: the choice must be static to stay in registers).
+  const auto block = [&](int j, VF* sums) {
+    const uint8_t* qs = b + j * K::kBytes + K::kQs;
+    hn::Vec<DI32> isum[M];
+    for (int i = 0; i < M; ++i) isum[i] = hn::Zero(DI32());
+    for (int l = 0; l < 32; l += kN8) {
+      const int64_t at = 32 * (blk0 + j) + l;
+      if constexpr (K::kBytes == BlockQ8_0::kBytes) {
+        const V8 w = hn::LoadU(D8(), qs + l);
+        for (int i = 0; i < M; ++i) isum[i] = hn::Add(isum[i], DotI8(w, a[i].q + at, l));
+      } else {
+        const V8 w = Nibbles32(qs, l);
+        for (int i = 0; i < M; ++i) isum[i] = hn::Add(isum[i], DotU8(w, a[i].q + at, l));
+      }
+    }
+    for (int i = 0; i < M; ++i) AddScaled(sums[i], isum[i], scale[i][j]);
+  };
+  int j = 0;
+  for (; j + 2 <= nb; j += 2) {
+    block(j, acc);
+    block(j + 1, odd);
+  }
+  if (j < nb) block(j, acc);
+}
+// Q4_K and Q5_K: codes(c, l) gives codes l.. of sub-block c (of 8).
+template <int M, class Codes>
+HWY_INLINE void DotQ8K4(const uint8_t* b, int64_t blk, const ActQ8* a, VF* acc, Codes&& codes) {
+  const float d = LoadHalf(b), dmin = LoadHalf(b + 2);
+  alignas(16) uint8_t sc[8], mn[8];
+  ScalesMinsK4(b + 4, sc, mn);
+  float scale[M][8];
+  SubScales<M>(d, sc, a, 8 * blk, scale);
+  for (int i = 0; i < M; ++i) AddCodeProducts(acc[i], mn, a[i].fs32 + 8 * blk, 8, -dmin);
+  // Odd sub-blocks into a second sum: two FMA chains instead of one long one.
+  VF odd[M];
+  for (int i = 0; i < M; ++i) odd[i] = hn::Zero(DF());
+  for (int c = 0; c < 8; ++c) {
+    hn::Vec<DI32> isum[M];
+    for (int i = 0; i < M; ++i) isum[i] = hn::Zero(DI32());
+    for (int l = 0; l < 32; l += kN8) {
+      const V8 w = codes(c, l);
+      for (int i = 0; i < M; ++i) isum[i] = hn::Add(isum[i], DotU8(w, a[i].q + 256 * blk + 32 * c + l, l));
+    }
+    for (int i = 0; i < M; ++i) AddScaled(c % 2 == 0 ? acc[i] : odd[i], isum[i], scale[i][c]);
+  }
+  for (int i = 0; i < M; ++i) acc[i] = hn::Add(acc[i], odd[i]);
+}
+template <int M> HWY_INLINE void DotQ8Block(BlockQ4_K, const uint8_t* b, int64_t blk, const ActQ8* a, VF* acc) {
+  DotQ8K4<M>(b, blk, a, acc, [b](int c, int l) {
+    const V8 v = hn::LoadU(D8(), b + 16 + 32 * (c / 2) + l);
+    return c % 2 == 0 ? hn::And(v, hn::Set(D8(), 0xF)) : hn::ShiftRight<4>(v);
+  });
+}
+template <int M> HWY_INLINE void DotQ8Block(BlockQ5_K, const uint8_t* b, int64_t blk, const ActQ8* a, VF* acc) {
+  DotQ8K4<M>(b, blk, a, acc, [b](int c, int l) {
+    const V8 v = hn::LoadU(D8(), b + 48 + 32 * (c / 2) + l);
+    const V8 lo = c % 2 == 0 ? hn::And(v, hn::Set(D8(), 0xF)) : hn::ShiftRight<4>(v);
+    return hn::Or(lo, BitsTo4(hn::LoadU(D8(), b + 16 + l), c, 1));
+  });
+}
+// Q6_K: chunk j (of 4) of half h holds sub-blocks 8h + 2j and 8h + 2j + 1; the -32 offset is
+// -32 d sum_s sc_s fs16_s over the block's 16 sub-blocks.
+template <int M> HWY_INLINE void DotQ8Block(BlockQ6_K, const uint8_t* b, int64_t blk, const ActQ8* a, VF* acc) {
+  const float d = LoadHalf(b + 208);
+  const int8_t* scales = reinterpret_cast<const int8_t*>(b + 192);
+  for (int i = 0; i < M; ++i) AddCodeProducts(acc[i], scales, a[i].fs16 + 16 * blk, 16, -32 * d);
+  const Q6Scales sc = LoadQ6Scales(scales);
+  VF odd[M];
+  for (int i = 0; i < M; ++i) odd[i] = hn::Zero(DF());
+  for (int h = 0; h < 2; ++h)
+    for (int j = 0; j < 4; ++j) {
+      hn::Vec<DI32> isum[M];
+      for (int i = 0; i < M; ++i) isum[i] = hn::Zero(DI32());
+      const auto pair = Q6Pair(sc, h, j);
+      for (int l = 0; l < 32; l += kN8) {
+        const V8 q = hn::LoadU(D8(), b + 64 * h + 32 * (j & 1) + l);
+        const V8 top = BitsTo4(hn::LoadU(D8(), b + 128 + 32 * h + l), 2 * j, 3);
+        const V8 w = hn::Or(j >= 2 ? hn::ShiftRight<4>(q) : hn::And(q, hn::Set(D8(), 0xF)), top);
+        for (int i = 0; i < M; ++i)
+          isum[i] = hn::Add(isum[i], DotU8Halves(w, a[i].q + 256 * blk + 128 * h + 32 * j + l, l, pair));
+      }
+      for (int i = 0; i < M; ++i) AddScaled(j % 2 == 0 ? acc[i] : odd[i], isum[i], d * a[i].d[8 * blk + 4 * h + j]);
+    }
+  for (int i = 0; i < M; ++i) acc[i] = hn::Add(acc[i], odd[i]);
+}
+
+// The weights a little ahead of the ones about to be read (`bytes` of them, from `at` + kAhead):
+// one stream per thread is not enough for the hardware prefetchers to keep the memory bus busy.
+// (Past a row's end this reads the next row, or past the matrix: prefetches never fault.)
+inline constexpr int64_t kPrefetchAhead = 2048;
+HWY_INLINE void PrefetchAhead(const uint8_t* at, int64_t bytes) {
+  for (int64_t o = 0; o < bytes; o += 64) hwy::Prefetch(at + kPrefetchAhead + o);
+}
+
+// out[i * ldo] = row i of a . the weight row w (`blocks` blocks of kind K), for M quantized rows.
+template <class K, int M>
+HWY_INLINE void DotRowQ8(const uint8_t* HWY_RESTRICT w, int64_t blocks, const ActQ8* a, float* out, int64_t ldo) {
+  // Even and odd blocks into separate sums, so that consecutive blocks' FMAs do not wait on each other.
+  VF acc[M], acc_odd[M];
+  for (int i = 0; i < M; ++i) acc[i] = acc_odd[i] = hn::Zero(DF());
+  if constexpr (K::kElems == 32) {
+    for (int64_t blk = 0; blk < blocks; blk += 8) {
+      PrefetchAhead(w + blk * K::kBytes, 8 * K::kBytes);
+      DotQ8Legacy<K, M>(w + blk * K::kBytes, blk, static_cast<int>(std::min<int64_t>(8, blocks - blk)), a, acc, acc_odd);
+    }
+  } else {
+    int64_t blk = 0;
+    for (; blk + 2 <= blocks; blk += 2) {
+      PrefetchAhead(w + blk * K::kBytes, 2 * K::kBytes);
+      DotQ8Block<M>(K{}, w + blk * K::kBytes, blk, a, acc);
+      DotQ8Block<M>(K{}, w + (blk + 1) * K::kBytes, blk + 1, a, acc_odd);
+    }
+    if (blk < blocks) DotQ8Block<M>(K{}, w + blk * K::kBytes, blk, a, acc);
+  }
+  for (int i = 0; i < M; ++i) out[i * ldo] = hn::GetLane(hn::SumOfLanes(DF(), hn::Add(acc[i], acc_odd[i])));
 }
 
 }  // namespace ts::cpu::HWY_NAMESPACE

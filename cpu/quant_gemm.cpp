@@ -1,7 +1,9 @@
 // The GGUF block kinds: dequantize, gemm_quant and gemm_quant_fused. Decode (m <= 4) is a GEMV that
-// decodes the weights in registers, weight rows split across threads; prefill decodes a panel of
-// weight rows to F32 at a time (the threads splitting the panel) and hands it to OpenBLAS's sgemm, so
-// the whole matrix is never decoded at once. The per-kind decode lives in cpu/quant_dot-inl.h.
+// reads the weights in registers, weight rows split across threads: on activations quantized to int8
+// (integer dot products, judged by the NMSE bound derived below), or exactly in F32 when there are
+// too few outputs for that bound. Prefill decodes a panel of weight rows to F32 at a time (the
+// threads splitting the panel) and hands it to OpenBLAS's sgemm, so the whole matrix is never decoded
+// at once. The per-kind decode lives in cpu/quant_dot-inl.h.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "cpu/quant_gemm.cpp"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
@@ -64,6 +66,26 @@ void Gemv(QuantKind kind, const float* a, const float* sums, int64_t m, int64_t 
   });
 }
 
+template <class K, int M>
+HWY_FLATTEN void GemvQ8RowsOf(const ActQ8* a, int64_t k, const uint8_t* w, int64_t r0, int64_t r1, float* out, int64_t ldo) {
+  const int64_t blocks = k / K::kElems;
+  for (int64_t r = r0; r < r1; ++r) DotRowQ8<K, M>(w + r * blocks * K::kBytes, blocks, a, out + r, ldo);
+}
+
+// As Gemv, on the m activation rows quantized to int8 (the integer dot of cpu/quant_dot-inl.h).
+void GemvQ8(QuantKind kind, const ActQ8* a, int64_t m, int64_t k, const uint8_t* w, int64_t r0, int64_t r1, float* out,
+            int64_t ldo) {
+  VisitKind(kind, [&](auto block) {
+    using K = decltype(block);
+    switch (m) {
+      case 1: return GemvQ8RowsOf<K, 1>(a, k, w, r0, r1, out, ldo);
+      case 2: return GemvQ8RowsOf<K, 2>(a, k, w, r0, r1, out, ldo);
+      case 3: return GemvQ8RowsOf<K, 3>(a, k, w, r0, r1, out, ldo);
+      default: return GemvQ8RowsOf<K, 4>(a, k, w, r0, r1, out, ldo);
+    }
+  });
+}
+
 }  // namespace ts::cpu::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
@@ -71,6 +93,8 @@ HWY_AFTER_NAMESPACE();
 #include <cblas.h>
 
 #include <algorithm>
+#include <cmath>
+#include <optional>
 #include <vector>
 
 #include "core/ops/quant_params.h"
@@ -85,10 +109,14 @@ namespace ts::cpu {
 HWY_EXPORT(DecodeRows);
 HWY_EXPORT(SumsPer16Rows);
 HWY_EXPORT(Gemv);
+HWY_EXPORT(GemvQ8);
 
 namespace {
 constexpr int64_t kMaxGemvRows = 4;  // above this, sgemm on decoded panels reuses the weights better
 constexpr int64_t kPanelRows = 256;  // weight rows decoded to F32 per sgemm call (4 MiB at k = 4096)
+// The int8 GEMV's outputs are judged by their NMSE, which needs enough outputs to average over: a
+// single output near zero by chance would make any relative bound fail. Fewer take the exact path.
+constexpr int64_t kMinInt8Outputs = 64;
 
 void decode_rows_parallel(QuantKind kind, const uint8_t* w, int64_t k, int64_t rows, float* out) {
   parallel_for(rows, std::max<int64_t>(1, 16384 / k), [&](int64_t r0, int64_t r1) {
@@ -102,12 +130,47 @@ void dequantize(const QuantRowsParams& p, TensorMap& t) {
 
 }  // namespace
 
-QuantActivations::QuantActivations(DType dt, const void* a, int64_t m, int64_t k) : m(m), k(k) {
+bool int8_gemv(int64_t m, int64_t outputs) { return m <= kMaxGemvRows && m * outputs >= kMinInt8Outputs; }
+
+QuantActivations::QuantActivations(DType dt, const void* a, int64_t m, int64_t k, bool int8) : m(m), k(k) {
   a32.resize(static_cast<size_t>(m * k));
   to_f32(dt, a, a32.data(), m * k);
-  if (m <= kMaxGemvRows) {
-    sums.resize(static_cast<size_t>(m * (k / 16)));
-    HWY_DYNAMIC_DISPATCH(SumsPer16Rows)(a32.data(), m, k, sums.data());
+  if (m > kMaxGemvRows) return;
+  if (int8 && k % 32 == 0 && std::all_of(a32.begin(), a32.end(), [](float x) { return std::isfinite(x); })) {
+    quantize_int8();
+    return;
+  }
+  sums.resize(static_cast<size_t>(m * (k / 16)));
+  HWY_DYNAMIC_DISPATCH(SumsPer16Rows)(a32.data(), m, k, sums.data());
+}
+
+// Blocks of 32: d = amax / 127, q = round(a / d) to nearest (ties to even), so |a - d q| <= d / 2.
+void QuantActivations::quantize_int8() {
+  const int64_t blocks = m * k / 32;
+  q8.resize(static_cast<size_t>(m * k));
+  // Padded: the GEMV reads the scales and sums of 8 blocks of 32 at a time, a row's tail included.
+  d8.resize(static_cast<size_t>(blocks + 8));
+  fs32.resize(static_cast<size_t>(blocks + 8));
+  fs16.resize(static_cast<size_t>(2 * blocks));
+  for (int64_t b = 0; b < blocks; ++b) {
+    const float* x = a32.data() + 32 * b;
+    float amax = 0;
+    for (int l = 0; l < 32; ++l) amax = std::max(amax, std::fabs(x[l]));
+    const float d = amax / 127.0f, inv = amax > 0 ? 127.0f / amax : 0.0f;
+    int sum[2] = {0, 0};
+    for (int l = 0; l < 32; ++l) {
+      const int q = static_cast<int>(std::nearbyint(x[l] * inv));
+      q8[static_cast<size_t>(32 * b + l)] = static_cast<int8_t>(std::clamp(q, -127, 127));
+      sum[l / 16] += q8[static_cast<size_t>(32 * b + l)];
+    }
+    d8[static_cast<size_t>(b)] = d;
+    fs16[static_cast<size_t>(2 * b)] = d * static_cast<float>(sum[0]);
+    fs16[static_cast<size_t>(2 * b + 1)] = d * static_cast<float>(sum[1]);
+    fs32[static_cast<size_t>(b)] = d * static_cast<float>(sum[0] + sum[1]);
+  }
+  for (int64_t i = 0; i < m; ++i) {
+    const size_t at = static_cast<size_t>(i * k);
+    rows8.push_back({q8.data() + at, d8.data() + at / 32, fs32.data() + at / 32, fs16.data() + at / 16});
   }
 }
 
@@ -115,6 +178,15 @@ void gguf_gemm(QuantKind kind, const QuantActivations& a, const uint8_t* w, int6
   const int64_t m = a.m, k = a.k;
   check(m < (1LL << 31) && n_rows < (1LL << 31) && k < (1LL << 31) && ldo < (1LL << 31),
         "gemm_quant: dimensions exceed the BLAS int range");
+  if (!a.rows8.empty()) {
+    // Many small tasks taken in turn rather than one half per thread: a thread the machine delays
+    // (other work on its core) then costs a task, not half the call.
+    const int64_t tasks = std::clamp<int64_t>(n_rows * k / (1 << 18), 1, 64);
+    parallel_tasks(tasks, [&](int64_t t) {
+      HWY_DYNAMIC_DISPATCH(GemvQ8)(kind, a.rows8.data(), m, k, w, n_rows * t / tasks, n_rows * (t + 1) / tasks, out, ldo);
+    });
+    return;
+  }
   if (m <= kMaxGemvRows) {
     parallel_for(n_rows, std::max<int64_t>(4, 65536 / (k * m)), [&](int64_t r0, int64_t r1) {
       HWY_DYNAMIC_DISPATCH(Gemv)(kind, a.a32.data(), a.sums.data(), m, k, w, r0, r1, out, ldo);
@@ -151,7 +223,7 @@ namespace {
 void gemm_quant(const GemmQuantParams& p, TensorMap& t) {
   const Tensor& a = tensor(t, "a");
   Tensor& out = tensor(t, "out");
-  const QuantActivations act(a.dtype(), a.data(), p.m, p.n_cols);
+  const QuantActivations act(a.dtype(), a.data(), p.m, p.n_cols, int8_gemv(p.m, p.n_rows));
   std::vector<float> scratch;
   float* o = output_f32(scratch, out, p.m * p.n_rows);
   gguf_gemm(p.kind, act, tensor(t, "weight").as<uint8_t>(), p.n_rows, o, p.n_rows);
@@ -161,8 +233,8 @@ void gemm_quant(const GemmQuantParams& p, TensorMap& t) {
 void gemm_quant_fused(const GemmQuantFusedParams& p, TensorMap& t) {
   const Tensor& a = tensor(t, "a");
   Tensor& out = tensor(t, "out");
-  const QuantActivations act(a.dtype(), a.data(), p.m, p.n_cols);
   const int64_t total = p.total_rows();
+  const QuantActivations act(a.dtype(), a.data(), p.m, p.n_cols, int8_gemv(p.m, total));
   std::vector<float> scratch;
   float* o = output_f32(scratch, out, p.m * total);
   int64_t col0 = 0;
@@ -173,12 +245,39 @@ void gemm_quant_fused(const GemmQuantFusedParams& p, TensorMap& t) {
   store_output(scratch, out);
 }
 
+// The int8 GEMV's outputs against the exact product. Each activation a moves to d q with
+// |a - d q| <= d / 2, d = amax / 127 of its block of 32: an error spread uniformly over
+// [-amax / 254, amax / 254], variance amax^2 / (12 * 127^2), independent across the k terms. An
+// output sum_c w_c a_c then errs by sum_c w_c e_c, of mean square sum_c w_c^2 amax_c^2 / (12 * 127^2)
+// against the output's own sum_c w_c^2 sigma^2 for N(0, sigma) activations: the NMSE is about
+// (amax / sigma)^2 / (12 * 127^2). The generators' activations are N(0, 1) and a block of 32 has its
+// amax below 5 sigma (a chance of 32 * 5.7e-7 per block to exceed it): 25 / 193548 = 1.3e-4. With
+// 64 outputs or more (int8_gemv) the measured ratio of the two mean squares stays within a factor 4
+// of its expectation (an F(64, 64) ratio exceeds 4 with a chance below 1e-7), so the bound is 4x
+// that, plus the output's own rounding (2 u_out)^2. The weights are decoded exactly and summed in
+// F32, whose error is orders of magnitude below.
+std::optional<Tolerance> int8_gemv_tolerance(int64_t m, int64_t outputs, DType out) {
+  if (!int8_gemv(m, outputs)) return std::nullopt;
+  const double quantum = 25.0 / (12.0 * 127.0 * 127.0);
+  const double rounding = 4 * unit_roundoff(out) * unit_roundoff(out);
+  return Tolerance{.why = "activations quantized to int8 per 32 (d = amax/127): NMSE ~ (amax/sigma)^2/(12*127^2), "
+                          "amax <= 5 sigma for N(0,1), x4 for the spread over >= 64 outputs, + output rounding",
+                   .metric = Metric::Nmse,
+                   .max_nmse = 4 * quantum + rounding};
+}
+
 }  // namespace
 
 void add_quant(KernelTable& k) {
   k.add(ops::dequantize, dequantize);
-  k.add(ops::gemm_quant, gemm_quant);
-  k.add(ops::gemm_quant_fused, gemm_quant_fused);
+  k.add(ops::gemm_quant, gemm_quant, {}, [](const Problem& pr, const std::string&) {
+    const auto& p = pr.params.as<GemmQuantParams>();
+    return int8_gemv_tolerance(p.m, p.n_rows, pr.dtype);
+  });
+  k.add(ops::gemm_quant_fused, gemm_quant_fused, {}, [](const Problem& pr, const std::string&) {
+    const auto& p = pr.params.as<GemmQuantFusedParams>();
+    return int8_gemv_tolerance(p.m, p.total_rows(), pr.dtype);
+  });
 }
 
 }  // namespace ts::cpu

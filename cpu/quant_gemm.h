@@ -6,16 +6,28 @@
 
 #include "core/kinds.h"
 #include "core/tensor.h"
+#include "cpu/quant_act.h"
 
 namespace ts::cpu {
 
-// a[m, k] in F32, and for a GEMV (small m) the sums of each 16 values of every row.
+// a[m, k] in F32, and for a GEMV (small m) either the sums of each 16 values of every row (the exact
+// GEMV) or, with `int8` and finite activations, the rows quantized to int8 blocks (the fast one).
 struct QuantActivations {
-  QuantActivations(DType dt, const void* a, int64_t m, int64_t k);
+  QuantActivations(DType dt, const void* a, int64_t m, int64_t k, bool int8 = false);
   int64_t m, k;
   std::vector<float> a32;
   std::vector<float> sums;
+  std::vector<ActQ8> rows8;  // one per row when quantized, else empty
+  std::vector<int8_t> q8;
+  std::vector<float> d8, fs32, fs16;
+
+ private:
+  void quantize_int8();
 };
+
+// Whether the GGUF GEMV of m activation rows and `outputs` values per row quantizes its activations
+// (the kernels and their tolerance, int8_gemv_tolerance in cpu/quant_gemm.cpp, agree through it).
+bool int8_gemv(int64_t m, int64_t outputs);
 
 // out[i * ldo + r] = a[i] . dequant(row r of w), for the n_rows GGUF rows of `kind` in w.
 void gguf_gemm(QuantKind kind, const QuantActivations& a, const uint8_t* w, int64_t n_rows, float* out, int64_t ldo);
