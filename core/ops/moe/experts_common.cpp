@@ -164,8 +164,8 @@ std::vector<Preset<GemvQuantMoeIdBatchedParams>> batched_cases() {
 std::vector<Preset<GemvQuantMoeIdBatchedParams>> batched_benches() {
   std::vector<Preset<GemvQuantMoeIdBatchedParams>> v;
   for (const auto& [m, k] : bench_models())
-      v.push_back({bench_name(m, k, "b16"), Tier::Full, batched(k, m.experts, m.ffn, m.hidden, 16, m.top_k, m.hidden, 0),
-                   bench_dtypes(k)});
+    v.push_back({bench_name(m, k, "b16"), Tier::Full, batched(k, m.experts, m.ffn, m.hidden, 16, m.top_k, m.hidden, 0),
+                 bench_dtypes(k)});
   return v;
 }
 

@@ -44,8 +44,8 @@ std::vector<Preset<P>> cases() {
 std::vector<Preset<P>> benches() {
   std::vector<Preset<P>> v;
   for (const auto& [m, k] : moe_experts::bench_models())
-      v.push_back({moe_experts::bench_name(m, k, "t512"), Tier::Full,
-                   gemm(k, m.experts, m.ffn, m.hidden, 1, m.top_k, 512 * m.top_k, 512), moe_experts::bench_dtypes(k)});
+    v.push_back({moe_experts::bench_name(m, k, "t512"), Tier::Full,
+                 gemm(k, m.experts, m.ffn, m.hidden, 1, m.top_k, 512 * m.top_k, 512), moe_experts::bench_dtypes(k)});
   return v;
 }
 

@@ -34,8 +34,8 @@ std::vector<Preset<P>> cases() {
 std::vector<Preset<P>> benches() {
   std::vector<Preset<P>> v;
   for (const auto& [m, k] : moe_experts::bench_models())
-      v.push_back({moe_experts::bench_name(m, k, "b1"), Tier::Full, fused(k, m.experts, m.ffn, m.hidden, m.top_k),
-                   moe_experts::bench_dtypes(k)});
+    v.push_back({moe_experts::bench_name(m, k, "b1"), Tier::Full, fused(k, m.experts, m.ffn, m.hidden, m.top_k),
+                 moe_experts::bench_dtypes(k)});
   return v;
 }
 
