@@ -1,6 +1,7 @@
 #include "bench/op_benches.h"
 
 #include <algorithm>
+#include <chrono>
 #include <exception>
 #include <string>
 
@@ -30,13 +31,16 @@ struct OpBench {
 struct OpSetup final : Setup {
   TensorMap io;
   std::unique_ptr<Launch> launch;
+  double prepare_seconds = 0;  // a backend's one-time work (uploads, weight repacks), never in the timing
 };
 
 std::unique_ptr<OpSetup> make_setup(Backend& b, const Problem& pr, const OpBench& ob) {
   auto s = std::make_unique<OpSetup>();
   s->io = ob.op->make_case(pr, ob.seed);
   ob.op->validate(pr, s->io);
+  const auto t0 = std::chrono::steady_clock::now();
   s->launch = b.prepare(pr, s->io);
+  s->prepare_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   s->launch->execute();  // warm-up: first-use compilation, page faults, caches
   return s;
 }
@@ -71,6 +75,7 @@ void run(benchmark::State& state, const OpBench& ob) {
   const double n = static_cast<double>(state.iterations());
   state.SetBytesProcessed(static_cast<int64_t>(c.bytes * n));
   state.counters["flops"] = benchmark::Counter(c.flops * n, benchmark::Counter::kIsRate);
+  state.counters["prepare_seconds"] = s->prepare_seconds;
   state.SetLabel(params_str(ob.op->to_map(ob.preset->params)));
 }
 

@@ -62,19 +62,17 @@ std::optional<Tolerance> HostBackend::tolerance(const Problem& pr, const std::st
 namespace {
 class HostLaunch final : public Launch {
  public:
-  HostLaunch(const HostKernel& k, Params p, TensorMap& io) : k_(k), p_(std::move(p)), io_(io) {}
+  explicit HostLaunch(HostRun run) : run_(std::move(run)) {}
   void execute() override {
     const auto t0 = std::chrono::steady_clock::now();
-    k_(p_, io_);
+    run_();
     seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
   double last_seconds() const override { return seconds_; }
   void finish() override {}  // the kernel wrote the host tensors directly
 
  private:
-  const HostKernel& k_;
-  Params p_;
-  TensorMap& io_;
+  HostRun run_;
   double seconds_ = 0;
 };
 }  // namespace
@@ -82,7 +80,8 @@ class HostLaunch final : public Launch {
 std::unique_ptr<Launch> HostBackend::prepare(const Problem& pr, TensorMap& io) {
   const KernelTable::Entry* e = kernels_.find(pr.op->name());
   check(e != nullptr, "{}: no kernel for {}", name_, pr.op->name());
-  return std::make_unique<HostLaunch>(e->run, pr.params, io);
+  if (e->prepare) return std::make_unique<HostLaunch>(e->prepare(pr.params, io));
+  return std::make_unique<HostLaunch>([&k = e->run, p = pr.params, &io] { k(p, io); });
 }
 
 }  // namespace ts

@@ -5,6 +5,10 @@
 // the op's:
 //   kernels.add(ops::gemm, [](const GemmParams& p, TensorMap& t) { ... });
 //   kernels.add(ops::gemm_quant, run, [](const Problem& pr) { ... a "no" for kinds not written yet });
+// A kernel that works once per prepare, as the seed's load_quant does (weights repacked into the
+// backend's own layout), registers a function that does that work and returns what execute() runs:
+//   kernels.add_prepared(ops::gemm_gptq, [](const GptqParams& p, TensorMap& t) -> HostRun { ... });
+// The benchmark times the prepare and the executes apart (bench/op_benches.cpp: prepare_seconds).
 #include <chrono>
 #include <map>
 #include <type_traits>
@@ -15,6 +19,10 @@
 namespace ts {
 
 using HostKernel = std::function<void(const Params&, TensorMap&)>;
+// What execute() runs for a kernel with a prepare step; it may hold state made at prepare (repacked
+// weights) and reads and writes the tensors given to prepare.
+using HostRun = std::function<void()>;
+using HostPrepareFn = std::function<HostRun(const Params&, TensorMap&)>;
 using SupportFn = std::function<Support(const Problem&)>;
 // A kernel's own tolerance for some of its cases (Backend::tolerance); nullopt: the op's.
 using ToleranceFn = std::function<std::optional<Tolerance>(const Problem&, const std::string& output)>;
@@ -22,7 +30,8 @@ using ToleranceFn = std::function<std::optional<Tolerance>(const Problem&, const
 class KernelTable {
  public:
   struct Entry {
-    HostKernel run;
+    HostKernel run;          // either this, run on every execute()
+    HostPrepareFn prepare;   // or this, run once per prepare()
     SupportFn supports;  // empty: every case of the op; else a "no" with the reason for the rest
     ToleranceFn tolerance;  // empty: the op's tolerance for every case
   };
@@ -30,8 +39,14 @@ class KernelTable {
   template <class P>
   void add(OpRef<P> op, std::type_identity_t<std::function<void(const P&, TensorMap&)>> fn,
            SupportFn supports = {}, ToleranceFn tolerance = {}) {
-    table_[std::string(op.name)] = {[fn = std::move(fn)](const Params& p, TensorMap& t) { fn(p.as<P>(), t); },
-                                    std::move(supports), std::move(tolerance)};
+    table_[std::string(op.name)] = Entry{[fn = std::move(fn)](const Params& p, TensorMap& t) { fn(p.as<P>(), t); },
+                                         {}, std::move(supports), std::move(tolerance)};
+  }
+  template <class P>
+  void add_prepared(OpRef<P> op, std::type_identity_t<std::function<HostRun(const P&, TensorMap&)>> fn,
+                    SupportFn supports = {}, ToleranceFn tolerance = {}) {
+    table_[std::string(op.name)] = Entry{{}, [fn = std::move(fn)](const Params& p, TensorMap& t) { return fn(p.as<P>(), t); },
+                                         std::move(supports), std::move(tolerance)};
   }
   const Entry* find(std::string_view op) const;
 

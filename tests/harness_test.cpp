@@ -2,6 +2,7 @@
 // reference has none, unwritten outputs, and non-determinism. Each test feeds check_case a broken
 // kernel and requires a failure, and a correct kernel and requires a pass.
 #include <atomic>
+#include <memory>
 
 #include <gtest/gtest.h>
 
@@ -67,6 +68,41 @@ TEST(Harness, UnwrittenOutputFails) {
   });
   ASSERT_FALSE(v.pass);
   EXPECT_EQ(v.outputs.at(0).report.nonfinite_mismatch, 1);
+}
+
+// A kernel with a prepare step (weights repacked once, as the seed's load_quant) is judged like any
+// other: its prepare runs once per launch, its run on every execute, and what the run computes from
+// the prepared copy is what gets compared.
+TEST(Harness, PreparedKernelRunsFromItsPreparedState) {
+  int prepares = 0, runs = 0;
+  KernelTable k;
+  k.add_prepared(ops::gemm, [&](const GemmParams& p, TensorMap& t) -> HostRun {
+    ++prepares;
+    auto copy = std::make_shared<TensorMap>(t);  // the "repacked" weights: a copy made at prepare
+    return [&, p, copy, &t] {
+      ++runs;
+      ref::gemm(p, *copy);
+      t.at("out") = copy->at("out");
+    };
+  });
+  HostBackend b("test", std::move(k));
+  EXPECT_TRUE(check_case(b, gemm_case(DType::F32), /*determinism=*/true).pass);
+  EXPECT_GE(prepares, 1);
+  EXPECT_EQ(runs, prepares) << "one execute per launch in check_case";
+}
+
+TEST(Harness, PreparedKernelWithAStaleCopyFails) {
+  KernelTable k;
+  k.add_prepared(ops::gemm, [](const GemmParams& p, TensorMap& t) -> HostRun {
+    auto copy = std::make_shared<TensorMap>(t);
+    copy->at("b").set(0, copy->at("b").get(0) + 1.0);  // a repack that gets one weight wrong
+    return [p, copy, &t] {
+      ref::gemm(p, *copy);
+      t.at("out") = copy->at("out");
+    };
+  });
+  HostBackend b("test", std::move(k));
+  EXPECT_FALSE(check_case(b, gemm_case(DType::F32), false).pass);
 }
 
 TEST(Harness, NonDeterminismFails) {
