@@ -2,7 +2,10 @@
 // attention in double: scores, a two-pass softmax (max, then exp and sum), the weighted sum of values.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
+
+#include "reference/attend.h"
 
 #include "core/ops/core/attention_common.h"
 #include "reference/reference.h"
@@ -10,34 +13,41 @@
 namespace ts::ref {
 namespace {
 
-// Scores -> probabilities in place. Subtracting the max keeps exp finite for logits of any size.
-void softmax(std::vector<double>& s) {
-  const double m = *std::max_element(s.begin(), s.end());
-  double sum = 0;
-  for (double& x : s) sum += (x = std::exp(x - m));
-  for (double& x : s) x /= sum;
-}
-
 double dot(const double* a, const double* b, int64_t n) {
   double acc = 0;
   for (int64_t i = 0; i < n; ++i) acc += a[i] * b[i];
   return acc;
 }
 
-// One query row against keys/values row `begin..end` of a [rows, hd] block; out gets hd values.
-// An empty range writes zeros (a query with no visible key).
+// Scores -> probabilities in place; returns the log of the sum of exp(s). Subtracting the max keeps
+// exp finite for logits of any size.
+double softmax(std::vector<double>& s) {
+  const double m = *std::max_element(s.begin(), s.end());
+  double sum = 0;
+  for (double& x : s) sum += (x = std::exp(x - m));
+  for (double& x : s) x /= sum;
+  return m + std::log(sum);
+}
+
+// One query row against keys/values row `begin..end` of a [rows, hd] block.
 void attend_row(const double* q, const double* k, const double* v, attn::KeyRange r, int64_t hd, double scale,
                 double* out) {
-  std::fill(out, out + hd, 0.0);
-  if (r.size() == 0) return;
-  std::vector<double> p(static_cast<size_t>(r.size()));
-  for (int64_t j = r.begin; j < r.end; ++j) p[j - r.begin] = scale * dot(q, k + j * hd, hd);
-  softmax(p);
-  for (int64_t j = r.begin; j < r.end; ++j)
-    for (int64_t d = 0; d < hd; ++d) out[d] += p[j - r.begin] * v[j * hd + d];
+  attend_rows(q, k + r.begin * hd, v + r.begin * hd, r.size(), hd, scale, out);
 }
 
 }  // namespace
+
+double attend_rows(const double* q, const double* k, const double* v, int64_t n, int64_t hd, double scale,
+                   double* out) {
+  std::fill(out, out + hd, 0.0);
+  if (n <= 0) return -std::numeric_limits<double>::infinity();
+  std::vector<double> p(static_cast<size_t>(n));
+  for (int64_t j = 0; j < n; ++j) p[j] = scale * dot(q, k + j * hd, hd);
+  const double lse = softmax(p);
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t d = 0; d < hd; ++d) out[d] += p[j] * v[j * hd + d];
+  return lse;
+}
 
 void flash_attention(const FlashAttentionParams& p, TensorMap& t) {
   const auto q = to_f64(t.at("q")), k = to_f64(t.at("k")), v = to_f64(t.at("v"));

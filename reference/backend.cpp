@@ -11,6 +11,8 @@ std::unique_ptr<Backend> ReferenceBackend::create() {
 #include "core/ops/core_ops.inc"
 #include "core/ops/quant_ops.inc"
 #include "core/ops/moe_ops.inc"
+#include "core/ops/paged_ops.inc"
+#include "core/ops/kv_ops.inc"
 #undef X
   return std::make_unique<HostBackend>(kName, std::move(k));
 }

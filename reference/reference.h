@@ -6,6 +6,7 @@
 #include "core/ops/core_params.h"
 #include "core/ops/quant_params.h"
 #include "core/ops/moe_params.h"
+#include "core/ops/paged_params.h"
 #include "core/tensor.h"
 
 namespace ts::ref {
@@ -14,6 +15,8 @@ namespace ts::ref {
 #include "core/ops/core_ops.inc"
 #include "core/ops/quant_ops.inc"
 #include "core/ops/moe_ops.inc"
+#include "core/ops/paged_ops.inc"
+#include "core/ops/kv_ops.inc"
 #undef X
 
 }  // namespace ts::ref

@@ -5,6 +5,7 @@
 
 #include "core/ops/core/rope_common.h"
 #include "reference/reference.h"
+#include "reference/split_rope.h"
 
 namespace ts::ref {
 namespace {
@@ -47,19 +48,18 @@ void put_row(Tensor& out, int64_t row, int64_t hd, const std::vector<double>& v)
   for (int64_t i = 0; i < hd; ++i) out.set(row * hd + i, v[i]);
 }
 
-// The split ops: token t of qkv is [q heads | k heads | v heads]. Each q head goes through the mode
-// with q_norm_w into q_out (head-major); k and v heads go to `put_k` / `put_v`.
-using HeadSink = std::function<void(int64_t head, int64_t token, const std::vector<double>&)>;
-void split_norm_rope(const SplitQkvNormRopeParams& p, TensorMap& t, const HeadSink& put_k, const HeadSink& put_v) {
+}  // namespace
+
+void split_norm_rope(const SplitQkvNormRopeParams& p, const TensorMap& t, int64_t first, const HeadSink& put_q,
+                     const HeadSink& put_k, const HeadSink& put_v) {
   const auto qkv = to_f64(t.at("qkv"));
   const int64_t hd = p.head_dim, row = (p.q_heads + 2 * p.kv_heads) * hd;
   const NormRope q_rope(p.qk_mode, hd, p.rotary_dim, p.eps, t.at("q_norm_w"), t);
   const NormRope k_rope(p.qk_mode, hd, p.rotary_dim, p.eps, t.at("k_norm_w"), t);
-  Tensor& q_out = t.at("q_out");
   for (int64_t tok = 0; tok < p.tokens; ++tok) {
-    const double* x = qkv.data() + tok * row;
+    const double* x = qkv.data() + first + tok * row;
     const int64_t pos = p.pos_offset + tok;
-    for (int64_t h = 0; h < p.q_heads; ++h) put_row(q_out, h * p.tokens + tok, hd, q_rope(x + h * hd, pos));
+    for (int64_t h = 0; h < p.q_heads; ++h) put_q(h, tok, q_rope(x + h * hd, pos));
     for (int64_t h = 0; h < p.kv_heads; ++h) {
       const double* k = x + (p.q_heads + h) * hd;
       const double* v = x + (p.q_heads + p.kv_heads + h) * hd;
@@ -68,8 +68,6 @@ void split_norm_rope(const SplitQkvNormRopeParams& p, TensorMap& t, const HeadSi
     }
   }
 }
-
-}  // namespace
 
 void qk_norm_rope(const QkNormRopeParams& p, TensorMap& t) {
   const auto x = to_f64(t.at("input"));
@@ -94,19 +92,22 @@ void qk_norm_rope_batched_per_item(const QkNormRopeBatchedPerItemParams& p, Tens
     }
 }
 
+// q lands head-major in q_out [q_heads, tokens, head_dim] in both.
 void split_qkv_norm_rope(const SplitQkvNormRopeParams& p, TensorMap& t) {
-  Tensor &k_out = t.at("k_out"), &v_out = t.at("v_out");
+  Tensor &q_out = t.at("q_out"), &k_out = t.at("k_out"), &v_out = t.at("v_out");
   split_norm_rope(
-      p, t, [&](int64_t h, int64_t tok, const std::vector<double>& k) { put_row(k_out, h * p.tokens + tok, p.head_dim, k); },
+      p, t, 0, [&](int64_t h, int64_t tok, const std::vector<double>& q) { put_row(q_out, h * p.tokens + tok, p.head_dim, q); },
+      [&](int64_t h, int64_t tok, const std::vector<double>& k) { put_row(k_out, h * p.tokens + tok, p.head_dim, k); },
       [&](int64_t h, int64_t tok, const std::vector<double>& v) { put_row(v_out, h * p.tokens + tok, p.head_dim, v); });
 }
 
 void split_qkv_norm_rope_into_cache(const SplitQkvNormRopeIntoCacheParams& p, TensorMap& t) {
-  Tensor &ck = t.at("cache_k"), &cv = t.at("cache_v");
+  Tensor &q_out = t.at("q_out"), &ck = t.at("cache_k"), &cv = t.at("cache_v");
   // Token t lands at cache row cache_len + t of its kv head; every other row keeps its value.
   auto row = [&](int64_t h, int64_t tok) { return h * p.cache_capacity + p.cache_len + tok; };
   split_norm_rope(
-      p, t, [&](int64_t h, int64_t tok, const std::vector<double>& k) { put_row(ck, row(h, tok), p.head_dim, k); },
+      p, t, 0, [&](int64_t h, int64_t tok, const std::vector<double>& q) { put_row(q_out, h * p.tokens + tok, p.head_dim, q); },
+      [&](int64_t h, int64_t tok, const std::vector<double>& k) { put_row(ck, row(h, tok), p.head_dim, k); },
       [&](int64_t h, int64_t tok, const std::vector<double>& v) { put_row(cv, row(h, tok), p.head_dim, v); });
 }
 

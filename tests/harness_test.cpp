@@ -79,7 +79,7 @@ TEST(Harness, PreparedKernelRunsFromItsPreparedState) {
   k.add_prepared(ops::gemm, [&](const GemmParams& p, TensorMap& t) -> HostRun {
     ++prepares;
     auto copy = std::make_shared<TensorMap>(t);  // the "repacked" weights: a copy made at prepare
-    return [&, p, copy, &t] {
+    return [&, p, copy] {
       ++runs;
       ref::gemm(p, *copy);
       t.at("out") = copy->at("out");

@@ -4,6 +4,7 @@
 #include "core/ops/core_params.h"
 #include "core/ops/quant_params.h"
 #include "core/ops/moe_params.h"
+#include "core/ops/paged_params.h"
 
 namespace ts {
 
@@ -11,6 +12,8 @@ namespace ts {
 #include "core/ops/core_ops.inc"
 #include "core/ops/quant_ops.inc"
 #include "core/ops/moe_ops.inc"
+#include "core/ops/paged_ops.inc"
+#include "core/ops/kv_ops.inc"
 #undef X
 
 const std::vector<const Op*>& all_ops() {
@@ -19,6 +22,8 @@ const std::vector<const Op*>& all_ops() {
 #include "core/ops/core_ops.inc"
 #include "core/ops/quant_ops.inc"
 #include "core/ops/moe_ops.inc"
+#include "core/ops/paged_ops.inc"
+#include "core/ops/kv_ops.inc"
 #undef X
   };
   return ops;

@@ -7,6 +7,7 @@
 #include "core/ops/core_params.h"
 #include "core/ops/quant_params.h"
 #include "core/ops/moe_params.h"
+#include "core/ops/paged_params.h"
 
 namespace ts {
 
@@ -20,6 +21,8 @@ namespace ops {
 #include "core/ops/core_ops.inc"
 #include "core/ops/quant_ops.inc"
 #include "core/ops/moe_ops.inc"
+#include "core/ops/paged_ops.inc"
+#include "core/ops/kv_ops.inc"
 #undef X
 }  // namespace ops
 

@@ -1,0 +1,29 @@
+#pragma once
+// The KV element types of OPS.md's kv family, in one place: the quantization of one (token, kv head)
+// row into a pool, used by the reference of kv_append_paged and by the generators that fill pools.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/kinds.h"
+#include "core/tensor.h"
+
+namespace ts::kvq {
+
+// I8 and F8_E4M3 carry one F32 scale per (token, kv head); F16 and BF16 hold converted values.
+inline bool has_scales(KvDtype k) { return k == KvDtype::I8 || k == KvDtype::F8_E4M3; }
+// The largest code's magnitude: 127 (I8), 448 (F8_E4M3).
+float qmax(KvDtype k);
+
+// Writes row x[0, n) into pool elements [first, first + n): scale = max|x| / qmax in F32; I8 =
+// round_half_away(x / scale) clamped to [-127, 127], F8_E4M3 = x / scale to nearest even, saturating
+// at 448; a zero row stores scale 0 and zeros. F16 / BF16: x rounded to nearest even. Returns the
+// scale (0 for F16 / BF16).
+float store_row(KvDtype k, const float* x, int64_t n, Tensor& pool, int64_t first);
+
+// Element i of a pool as the value it stands for (code x scale for I8 and F8_E4M3).
+inline double load(const Tensor& pool, int64_t i, double scale, bool scaled) {
+  return scaled ? pool.get(i) * scale : pool.get(i);
+}
+
+}  // namespace ts::kvq

@@ -1,0 +1,77 @@
+#include "core/ops/paged/attention_common.h"
+
+#include <algorithm>
+
+#include "core/ops/core/attention_common.h"
+
+namespace ts::paged {
+
+using namespace describe;
+
+Pool pool_of(const PagedPoolParams& p, Layout layout) {
+  return {layout, p.num_blocks, p.num_kv_heads, p.block_size, p.head_dim, layout == Layout::Vllm ? p.x : 1};
+}
+
+std::vector<TensorDecl> pool_decls(const PagedPoolParams& p, Layout layout) {
+  const Pool pool = pool_of(p, layout);
+  return {in("k_pool", pool.key_shape()), in("v_pool", pool.value_shape())};
+}
+
+void infer_num_blocks(PagedPoolParams& p, const TensorMap& t, Layout layout) {
+  p.num_blocks = dim_of(t, "k_pool", layout == Layout::Ferrum ? 4 : 5, 0);
+}
+
+void check_attention_params(const PagedPoolParams& p, Layout layout) {
+  attn::check_gqa(p.num_heads, p.num_kv_heads, "num_heads", "num_kv_heads");
+  check_pool_params(layout, p.head_dim, p.block_size, p.max_num_blocks_per_seq, p.x);
+  positive(p.num_blocks, "num_blocks (k_pool's first dimension)");
+}
+
+void check_pool_data(const PagedPoolParams& p, Layout layout, const TensorMap& t, const std::vector<int64_t>& lens) {
+  check_x(layout, p.x, t.at("k_pool").dtype());
+  check_tables(t.at("block_tables"), "block_tables", lens, p.max_num_blocks_per_seq, p.block_size, p.num_blocks);
+}
+
+int64_t preset_blocks(const std::vector<int64_t>& lens, int64_t block_size) { return blocks_needed(lens, block_size, 2); }
+
+void generate_pools(const PagedPoolParams& p, Layout layout, TensorMap& t, const std::string& tables,
+                    const std::vector<int64_t>& lens, Rng& r) {
+  generate_block_tables(t.at(tables), lens, p.block_size, p.num_blocks, r);
+  fill_pools(t.at("k_pool"), t.at("v_pool"), pool_of(p, layout), t.at(tables), lens, r);
+}
+
+SeqPlan plan(const std::vector<int64_t>& gen_lens, const std::vector<int64_t>& gen_pos, int64_t seqs, int64_t total) {
+  if (!gen_lens.empty()) return {gen_lens, gen_pos.empty() ? std::vector<int64_t>(gen_lens.size(), 0) : gen_pos};
+  SeqPlan p{std::vector<int64_t>(static_cast<size_t>(seqs), 0), std::vector<int64_t>(static_cast<size_t>(seqs), 0)};
+  for (int64_t s = 0; s < seqs; ++s) p.lens[s] = total / seqs + (s < total % seqs ? 1 : 0);
+  return p;
+}
+
+Tolerance tolerance(const PagedPoolParams& p, DType dt, int64_t max_keys) {
+  return attn::softmax_tolerance(dt, p.head_dim, p.softmax_scale(), max_keys);
+}
+
+Cost cost(const PagedPoolParams& p, DType dt, double pairs, double kv_rows, double q_rows) {
+  return attention_cost(pairs, kv_rows, p.head_dim, dt, 0, q_rows, dt);
+}
+
+std::vector<int64_t> lengths(const TensorMap& t, const std::string& name) { return values(t.at(name)); }
+
+void set_lengths(Tensor& t, const std::vector<int64_t>& lens) {
+  for (size_t i = 0; i < lens.size(); ++i) t.set(static_cast<int64_t>(i), static_cast<double>(lens[i]));
+}
+
+std::vector<int64_t> rows_per_sequence(const TensorMap& t, int64_t total_rows) {
+  const auto cu = lengths(t, "cu_seqlens_q");
+  check(!cu.empty() && cu[0] == 0, "cu_seqlens_q[0] must be 0, is {}", cu.empty() ? -1 : cu[0]);
+  std::vector<int64_t> rows(cu.size() - 1);
+  for (size_t s = 0; s + 1 < cu.size(); ++s) {
+    check(cu[s + 1] >= cu[s], "cu_seqlens_q is not non-decreasing: [{}] = {} after [{}] = {}", s + 1, cu[s + 1], s,
+          cu[s]);
+    rows[s] = cu[s + 1] - cu[s];
+  }
+  check(cu.back() == total_rows, "cu_seqlens_q ends at {}, not at the {} query rows", cu.back(), total_rows);
+  return rows;
+}
+
+}  // namespace ts::paged

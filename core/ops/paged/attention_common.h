@@ -1,0 +1,65 @@
+#pragma once
+// What the paged attention ops share: their pools' tensors and geometry, parameter and data checks,
+// the generator of block tables, lengths and pools, the tolerance and the cost.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/ops/paged/pool.h"
+#include "core/ops/paged_params.h"
+
+namespace ts::paged {
+
+Pool pool_of(const PagedPoolParams& p, Layout layout);
+// k_pool and v_pool in the case's activation dtype.
+std::vector<TensorDecl> pool_decls(const PagedPoolParams& p, Layout layout);
+// num_blocks from k_pool's first dimension.
+void infer_num_blocks(PagedPoolParams& p, const TensorMap& t, Layout layout);
+// GQA, positive sizes, vLLM's x.
+void check_attention_params(const PagedPoolParams& p, Layout layout);
+// Before the tables are read: x matches the pool dtype, the tables' entries that lengths `lens` use
+// are in range and the lengths fit the tables.
+void check_pool_data(const PagedPoolParams& p, Layout layout, const TensorMap& t, const std::vector<int64_t>& lens);
+
+// Block tables (name `tables`), random permutations, and pools holding N(0,1) at the positions
+// [0, lens[s]) of each sequence and NaN everywhere else.
+void generate_pools(const PagedPoolParams& p, Layout layout, TensorMap& t, const std::string& tables,
+                    const std::vector<int64_t>& lens, Rng& r);
+// A preset's pool size: the blocks its sequences use plus two nobody uses (stray reads land on NaN).
+int64_t preset_blocks(const std::vector<int64_t>& lens, int64_t block_size);
+
+// A preset's rows (or kv lengths) and positions per sequence; for parameters that come from elsewhere
+// (a case file's, the CLI's), `total` spread evenly over `seqs` sequences, all from position 0.
+struct SeqPlan {
+  std::vector<int64_t> lens, pos;
+};
+SeqPlan plan(const std::vector<int64_t>& gen_lens, const std::vector<int64_t>& gen_pos, int64_t seqs, int64_t total);
+
+// The softmax attention tolerance over at most `max_keys` keys.
+Tolerance tolerance(const PagedPoolParams& p, DType dt, int64_t max_keys);
+
+// Attention over a pool of the case's dtype: `pairs` visible (query head row, key) pairs, `kv_rows`
+// (position, kv head) rows read, `q_rows` query head rows.
+Cost cost(const PagedPoolParams& p, DType dt, double pairs, double kv_rows, double q_rows);
+
+// vLLM's key cache interleaves x = 16 bytes of elements: 4 for F32, 8 for F16 / BF16. Each preset of
+// a _vllm op becomes one per x, named by it.
+template <class P> std::vector<Preset<P>> per_x(const std::vector<Preset<P>>& presets) {
+  std::vector<Preset<P>> out;
+  for (const auto& c : presets) {
+    Preset<P> f32 = c, half = c;
+    f32.name += "_x4", f32.params.x = 4, f32.dtypes = {DType::F32};
+    half.name += "_x8", half.params.x = 8, half.dtypes = {DType::F16, DType::BF16};
+    out.push_back(f32), out.push_back(half);
+  }
+  return out;
+}
+
+// A U32 [n] tensor as lengths (context_lens, valid_kv_lens, seq_lens).
+std::vector<int64_t> lengths(const TensorMap& t, const std::string& name);
+void set_lengths(Tensor& t, const std::vector<int64_t>& lens);
+// Query rows per sequence from cu_seqlens_q, after checking it starts at 0, never decreases and ends
+// at `total_rows`.
+std::vector<int64_t> rows_per_sequence(const TensorMap& t, int64_t total_rows);
+
+}  // namespace ts::paged
