@@ -40,11 +40,11 @@ fs::path self_exe() {
 // In an install tree the script sits in <prefix>/share/touchstone/report (TOUCHSTONE_REPORT_INSTALL_REL,
 // relative to the binary's folder); in a build tree, in the source tree's report/ (baked at configure time).
 fs::path find_script(const fs::path& exe) {
-  const fs::path installed = exe.parent_path() / TOUCHSTONE_REPORT_INSTALL_REL / kScript;
+  const fs::path installed = (exe.parent_path() / TOUCHSTONE_REPORT_INSTALL_REL / kScript).lexically_normal();
   const fs::path source = fs::path(TOUCHSTONE_REPORT_SOURCE_DIR) / kScript;
   for (const fs::path& p : {installed, source})
     if (fs::is_regular_file(p)) return p;
-  fail("report: the report script is missing (looked for {} and {})", installed.lexically_normal().string(),
+  fail("report: the report script is missing (looked for {} and {})", installed.string(),
        source.string());
 }
 

@@ -3,6 +3,7 @@
 Everything the page shows is in the page or in those files: no script, no font or style from the
 network, so it opens the same offline, from a CI artifact or a copied folder.
 """
+import os
 from html import escape
 
 from benchruns import classify, describe_machine, number, seconds
@@ -15,7 +16,7 @@ th, td { border: 1px solid #ccc; padding: .2em .5em; text-align: left; vertical-
 th { background: #f2f2f2; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
 td.yes { background: #dff0d8; } td.partial { background: #fcf3cf; } td.no { background: #f6d5d5; }
 .why { color: #666; font-size: .85em; } .better { color: #1a7f37; } .worse { color: #c62828; }
-div.devices { min-width: 22em; }
+div.devices { min-width: 16em; }
 img { max-width: 100%; display: block; margin: .5em 0 1em; } .note { color: #555; font-size: .9em; }
 """
 
@@ -50,7 +51,7 @@ def runs_table(runs):
         devices = "<br>".join(escape(f"{d.get('backend', '?')}: {d.get('device', '?')}"
                                      + (f" ({d['driver']})" if d.get("driver") else ""))
                               for d in run.devices if isinstance(d, dict))
-        rows.append([escape(run.label), escape(run.path), commit or "&mdash;", escape(str(rec.get("build_type", ""))),
+        rows.append([escape(run.label), f"<span title=\"{escape(run.path)}\">{escape(os.path.basename(run.path))}</span>", commit or "&mdash;", escape(str(rec.get("build_type", ""))),
                      escape(describe_machine(run)), escape(str(run.context.get("date", ""))), f"<div class=\"devices\">{devices}</div>",
                      _gb(lim.triad), _gb(lim.fma), _gb(lim.sgemm), _gb(lim.clblast),
                      f"{lim.balance:.1f}" if lim.balance else "n/a",
@@ -144,11 +145,36 @@ def support_table(support):
             f"<ul>{avail}</ul><table>{head}{body}</table>")
 
 
+def _slug(title, taken):
+    base = "".join(c if c.isalnum() else "-" for c in title.lower()).strip("-")[:40] or "section"
+    slug, n = base, 2
+    while slug in taken:
+        slug, n = f"{base}-{n}", n + 1
+    taken.add(slug)
+    return slug
+
+
 def document(sections):
-    """The page: a list of (heading level, title, html) sections."""
-    body = "\n".join(f"<h{lvl}>{escape(title)}</h{lvl}>\n{html}" if title else html for lvl, title, html in sections)
+    """The page: a list of (heading level, title, html) sections, with a table of contents of the
+    level-2 and level-3 headings (each heading an anchor: index.html#runs-side-by-side)."""
+    taken, body, toc = set(), [], []
+    for lvl, title, html in sections:
+        if not title:
+            body.append(html)
+            continue
+        slug = _slug(title, taken)
+        body.append(f"<h{lvl} id=\"{slug}\">{escape(title)}</h{lvl}>\n{html}")
+        if lvl == 2:
+            toc.append([f"<a href=\"#{slug}\">{escape(title)}</a>", []])
+        elif lvl == 3 and toc:
+            toc[-1][1].append(f"<a href=\"#{slug}\">{escape(title.split(' (')[0])}</a>")
+    contents = "<ul class=\"toc\">" + "".join(
+        f"<li>{link}" + (f": {', '.join(subs)}" if subs else "") + "</li>" for link, subs in toc) + "</ul>"
+    if body and body[0].startswith("<h1"):
+        body.insert(1, contents)
     return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<title>touchstone benchmark report</title><style>{STYLE}</style></head>\n<body>\n{body}\n</body></html>\n")
+            f"<title>touchstone benchmark report</title><style>{STYLE}</style></head>\n<body>\n"
+            + "\n".join(body) + "\n</body></html>\n")
 
 
 def image(file, alt):

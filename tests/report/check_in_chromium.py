@@ -89,7 +89,7 @@ def main():
 
         if args.screenshot:
             subprocess.run([chromium, *chromium_args(profile), f"--screenshot={os.path.abspath(args.screenshot)}",
-                            "--window-size=1400,2600", "file://" + os.path.join(out, "index.html")],
+                            "--window-size=1400,3900", "file://" + os.path.join(out, "index.html")],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300, check=True)
             print(f"screenshot: {args.screenshot}")
     print("ok: every picture loads in Chromium")
