@@ -215,6 +215,23 @@ def _record_limits(record, rows, path):
                   clblast=rate(rows, CLBLAST_SGEMM, "flops"), source="record")
 
 
+_TEXT_FIELDS = ("run_name", "run_type", "aggregate_name", "label", "error_message")
+
+
+def _malformed(r):
+    """Why a benchmark row cannot be read, or None: the fields this module and the page rely on."""
+    if not isinstance(r, dict):
+        return "not an object"
+    if not isinstance(r.get("name"), str):
+        return "no \"name\""
+    if not isinstance(r.get("real_time"), (int, float)) or isinstance(r.get("real_time"), bool):
+        return "no numeric \"real_time\""
+    if r.get("time_unit", "ns") not in ("ns", "us", "ms", "s"):
+        return f"unknown time_unit {json.dumps(r.get('time_unit'))}"
+    bad = [k for k in _TEXT_FIELDS if k in r and not isinstance(r[k], str)]
+    return f"\"{bad[0]}\" is not text" if bad else None
+
+
 def parse_run(data, path):
     """A Run from already-decoded JSON; RunError when it is not a touchstone-bench run."""
     if not isinstance(data, dict) or not isinstance(data.get("benchmarks"), list):
@@ -224,9 +241,9 @@ def parse_run(data, path):
     if not benchmarks:
         raise RunError(f"{path}: the run holds no benchmarks")
     for i, r in enumerate(benchmarks):
-        if not isinstance(r, dict) or not isinstance(r.get("name"), str) or \
-                not isinstance(r.get("real_time", 0), (int, float)):
-            raise RunError(f"{path}: benchmark {i} is malformed (no \"name\" or a non-numeric \"real_time\")")
+        why = _malformed(r)
+        if why:
+            raise RunError(f"{path}: benchmark {i} is malformed ({why})")
     rows = collapse(benchmarks)
     if not any(op_parts(n) or n.startswith("baseline/") for n in rows):
         raise RunError(f"{path}: no touchstone-bench benchmark in the run (names are "
@@ -234,8 +251,10 @@ def parse_run(data, path):
     context = data.get("context") if isinstance(data.get("context"), dict) else {}
     record = data.get("touchstone")
     if record is not None:
-        if not isinstance(record, dict) or record.get("format") != RECORD_FORMAT:
-            fmt = record.get("format") if isinstance(record, dict) else record
+        if not isinstance(record, dict):
+            raise RunError(f"{path}: its \"touchstone\" key is not an object (a bench record's is)")
+        if record.get("format") != RECORD_FORMAT:
+            fmt = record.get("format")
             raise RunError(f"{path}: record format {json.dumps(fmt)} is not {RECORD_FORMAT}, the one this "
                            "touchstone reads")
         limits = _record_limits(record, rows, path)

@@ -82,7 +82,7 @@ def roofline(run, backend, path):
     ax.set_ylim(bottom, top)
     ax.set_xlabel("arithmetic intensity (FLOP per byte moved, from the op's cost model)")
     ax.set_ylabel("achieved GFLOP/s")
-    ax.set_title(f"{backend}: roofline ({run.label})")
+    ax.set_title(f"{backend}: roofline ({run.label})" + ("" if lim.triad or roofs else ": the run has no baselines, no roofs"))
     ax.grid(True, which="both", alpha=0.25)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
     _save(fig, path)

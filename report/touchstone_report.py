@@ -92,6 +92,9 @@ def backend_section(run, i, backend, folder, page, plots):
     bars = f"fractions-run{i}-{backend}.png"
     if plots.fractions(run, backend, os.path.join(folder, bars)):
         html.append(page.image(bars, f"{backend} fraction of limit of {run.label}"))
+    else:
+        html.append("<p class=\"note\">No fractions of limit: the run has no triad and FMA baselines to tell "
+                    "memory-bound from compute-bound (touchstone-bench's filter left baseline/ out).</p>")
     html.append("<details><summary>the figures</summary>" + page.benchmarks_table(run, backend) + "</details>")
     device = next((d.get("device", "") for d in run.devices if isinstance(d, dict) and d.get("backend") == backend), "")
     return (3, backend + (f" ({device})" if device else ""), "\n".join(html))

@@ -215,6 +215,17 @@ class BadInput(unittest.TestCase):
         data["touchstone"]["format"] = 2
         self.refused("record format 2 is not 1", self.file("x.json", json.dumps(data)), "-o", self.out)
 
+    def test_a_malformed_benchmark_row(self):
+        with open(RECORD) as f:
+            data = json.load(f)
+        data["benchmarks"][3]["time_unit"] = "fortnights"
+        self.refused("benchmark 3 is malformed (unknown time_unit", self.file("x.json", json.dumps(data)), "-o", self.out)
+
+    def test_a_record_key_that_is_no_object(self):
+        self.refused("\"touchstone\" key is not an object",
+                     self.file("x.json", json.dumps({"benchmarks": [{"name": "baseline/fma_peak", "real_time": 1}],
+                                                     "touchstone": "yes"})), "-o", self.out)
+
     def test_one_bad_run_among_good_ones_writes_nothing(self):
         self.refused("not JSON", PLAIN, self.file("x.json", "{"), "-o", self.out)
 
