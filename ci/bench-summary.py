@@ -19,13 +19,12 @@ import os
 import subprocess
 import sys
 
-# The baselines the fractions need; always added to the filter so they are measured in the same run.
-TRIAD = "baseline/stream_triad"
-FMA = "baseline/fma_peak"
-SGEMM = "baseline/cblas_sgemm/m512_n4096_k4096"
-BASELINE_FILTER = "^baseline/(stream_triad|fma_peak|cblas_sgemm/m512_n4096_k4096)"
-# Reasons touchstone-bench gives for a benchmark that cannot run here, as opposed to one that failed.
-SKIP_PREFIXES = ("unsupported: ", "backend unavailable: ", "unavailable: ")
+# The run's data and its classification against the machine's limits live in one module, shared with
+# `touchstone report` (report/benchruns.py).
+sys.dont_write_bytecode = True  # no __pycache__ in the source (or install) tree
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "report"))
+from benchruns import (BASELINE_FILTER, SKIP_PREFIXES, classify, collapse, limits_from_baselines,  # noqa: E402
+                       number, seconds)
 
 
 def default_bench():
@@ -53,37 +52,14 @@ def run_bench(args):
     return json.loads(proc.stdout)
 
 
-def short_name(name):
-    return name[: -len("/manual_time")] if name.endswith("/manual_time") else name
-
-
-def seconds(run):
-    scale = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[run.get("time_unit", "ns")]
-    return run["real_time"] * scale
-
-
 def pct(x):
     return "" if x is None else f"{100 * x:5.1f}%"
 
 
 def summarize(data, out=sys.stdout):
-    # Aggregates (mean/median of repetitions) replace the single runs when present: use medians.
-    runs = {}
-    for r in data.get("benchmarks", []):
-        if r.get("run_type") == "aggregate" and r.get("aggregate_name") != "median":
-            continue
-        name = short_name(r.get("run_name", r["name"]))
-        if r.get("run_type") == "aggregate" or name not in runs:
-            runs[name] = r
-
-    def rate(name, key):
-        r = runs.get(name)
-        return None if r is None or r.get("error_occurred") else r.get(key)
-
-    triad_bw = rate(TRIAD, "bytes_per_second")
-    fma = rate(FMA, "flops")
-    sgemm = rate(SGEMM, "flops")
-    balance = fma / triad_bw if fma and triad_bw else None
+    runs = collapse(data.get("benchmarks", []))
+    limits = limits_from_baselines(runs)
+    triad_bw, fma, sgemm, balance = limits.triad, limits.fma, limits.sgemm, limits.balance
 
     ctx = data.get("context", {})
     print(f"host: {ctx.get('host_name', '?')}, {ctx.get('num_cpus', '?')} cpus, "
@@ -102,16 +78,13 @@ def summarize(data, out=sys.stdout):
         if r.get("error_occurred"):
             skipped.append((name, r.get("error_message", "")))
             continue
-        bw = r.get("bytes_per_second") or 0.0
-        fl = r.get("flops") or 0.0
+        bw = number(r, "bytes_per_second")
+        fl = number(r, "flops")
         t = seconds(r)
         bound, of_triad, of_sgemm, of_peak = "", None, None, None
         if not name.startswith("baseline/"):
-            intensity = fl / bw if bw else float("inf")
-            bound = "mem" if balance and intensity < balance else "compute" if balance else "?"
-            of_triad = bw / triad_bw if triad_bw and bw and bound != "compute" else None
-            of_sgemm = fl / sgemm if sgemm and fl and bound != "mem" else None
-            of_peak = fl / fma if fma and fl else None
+            f = classify(r, limits)
+            bound, of_triad, of_sgemm, of_peak = f.bound, f.of_triad, f.of_sgemm, f.of_peak
         tstr = f"{t * 1e3:.3f} ms" if t >= 1e-3 else f"{t * 1e6:.1f} us"
         print(f"{name:<{w}} {tstr:>10} {bw / 1e9:>8.2f} {fl / 1e9:>9.2f} {bound:>7} {pct(of_triad):>8} "
               f"{pct(of_sgemm):>8} {pct(of_peak):>8}", file=out)

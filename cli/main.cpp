@@ -15,6 +15,7 @@ constexpr const char* kUsage = R"(usage: touchstone <command> [options]
 
   list [--backend NAME] [--markdown]      ops x backends: supported, or why not
        [--supported]                      (with --backend: the ops it supports, one per line)
+       [--json]                           (the table as JSON, for programs: touchstone report)
   matrix [--backend NAME] [--op NAME] [--tier smoke|ci|full]
                                           run the conformance cases; print op x backend pass counts
   cases [--op NAME] [--tier smoke|ci|full] the conformance cases and benchmark presets of each op
@@ -32,6 +33,9 @@ constexpr const char* kUsage = R"(usage: touchstone <command> [options]
   checkpoint case FILE LAYER --out CASE [--m M] [--seed N] [--dtype D]
                                           a GPTQ / AWQ safetensors layer (model.layers.0.mlp.up_proj) as a
                                           gemm_gptq / gemm_awq case: bits, group size, act-order from its shapes
+  report RUN.json [RUN.json ...] -o DIR   DIR/index.html: touchstone-bench runs or records as rooflines,
+                                          fractions of the machine's limits, runs side by side, and the
+                                          support matrix (needs python3-matplotlib)
 
   --device D picks the device of an OpenCL / Vulkan backend: an index or part of its name
   (the same as TOUCHSTONE_OPENCL_DEVICE / TOUCHSTONE_VULKAN_DEVICE).
@@ -58,6 +62,7 @@ int main(int argc, char** argv) {
     if (cmd == "golden") return cmd_golden(args);
     if (cmd == "gguf") return cmd_gguf(args);
     if (cmd == "checkpoint") return cmd_checkpoint(args);
+    if (cmd == "report") return cmd_report(args);
     ts::fail("unknown command '{}' (touchstone --help lists them)", cmd);
   } catch (const ts::Error& e) {
     std::cerr << "touchstone: " << e.what() << "\n";
