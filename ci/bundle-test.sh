@@ -35,6 +35,14 @@ if [ -n "$outside" ]; then
 fi
 echo "bundle-test: ldd: every library of $(grep -c '^==' "$tmp/ldd.txt") binaries resolves in the bundle or glibc"
 
+# A host whose libstdc++ is too old (a stand-in that has none of its versions): env.sh must notice
+# and put the bundled one first.
+mkdir "$tmp/old-cxx" && cp "$(ldconfig -p | sed -n 's/^\s*libz\.so\.1 .*=> //p' | head -1)" "$tmp/old-cxx/libstdc++.so.6"
+cxx=$(env -i PATH=/usr/bin:/bin LD_LIBRARY_PATH="$tmp/old-cxx" bash -c \
+  'source "$1/env.sh" && touchstone list >/dev/null && echo "$TOUCHSTONE_CXX_RUNTIME"' _ "$dir")
+[ "$cxx" = bundled ] || { echo "bundle-test: FAILED: env.sh kept a libstdc++ too old for the binaries"; exit 1; }
+echo "bundle-test: env.sh takes the bundled libstdc++ when the host's is too old"
+
 # 2. run.sh with nothing of this environment.
 quick='^rms_norm/(cpu|opencl|vulkan)/t512_d4096/|^baseline/(stream_triad|fma_peak)'
 # PoCL's kernel cache is the host's (CI's main ctest run filled it): compiling every kernel cold takes

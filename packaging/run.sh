@@ -59,10 +59,16 @@ say() { printf '[+%6ss] %s\n' "$(elapsed)" "$*" | tee -a "$summary"; }
 } >"$results/env.txt"
 
 status=0
+export TOUCHSTONE_REQUIRE_BACKENDS=${TOUCHSTONE_REQUIRE_BACKENDS:-}
 touchstone list >"$results/list.txt" 2>&1 || { say "touchstone list failed:"; cat "$results/list.txt"; exit 1; }
-sed -n '1,/^$/p' "$results/list.txt" >"$results/backends.txt"
+sed -n '1,/^$/{/^$/!p}' "$results/list.txt" >"$results/backends.txt"
 say "backends:"
 sed 's/^/    /' "$results/backends.txt" | tee -a "$summary"
+
+# A required backend this bundle was built without fails as one whose driver is missing would.
+for b in ${TOUCHSTONE_REQUIRE_BACKENDS//,/ }; do
+  if ! grep -q "^$b: " "$results/backends.txt"; then status=1; say "  $b: FAILED  required, but not a backend of this bundle"; fi
+done
 
 say "conformance matrix, tier $tier:"
 for b in $(sed -n 's/^\([a-z0-9_]*\): .*/\1/p' "$results/backends.txt"); do
