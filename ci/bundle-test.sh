@@ -43,11 +43,24 @@ cxx=$(env -i PATH=/usr/bin:/bin LD_LIBRARY_PATH="$tmp/old-cxx" bash -c \
 [ "$cxx" = bundled ] || { echo "bundle-test: FAILED: env.sh kept a libstdc++ too old for the binaries"; exit 1; }
 echo "bundle-test: env.sh takes the bundled libstdc++ when the host's is too old"
 
+# A Vulkan driver mounted outside the loader's paths (as NVIDIA's is under /usr/local/nvidia): lavapipe's
+# manifest under a stand-in root, the default paths emptied. Unavailable without env.sh's search.
+lvp=$(ls /usr/share/vulkan/icd.d/lvp_icd*.json | head -1)
+mkdir -p "$tmp/driver-root/share/vulkan/icd.d" && cp "$lvp" "$tmp/driver-root/share/vulkan/icd.d/"
+vk_line() {
+  env -i PATH=/usr/bin:/bin XDG_DATA_DIRS="$tmp/none" "$@" bash -c 'source "$1/env.sh" && touchstone list' _ "$dir" |
+    grep '^vulkan: '
+}
+vk_line | grep -q UNAVAILABLE || { echo "bundle-test: FAILED: the stand-in for a driver outside the loader's paths is not"; exit 1; }
+vk_line TOUCHSTONE_DRIVER_ROOTS="$tmp/driver-root" | grep -qv UNAVAILABLE ||
+  { echo "bundle-test: FAILED: env.sh did not find the Vulkan driver under TOUCHSTONE_DRIVER_ROOTS"; exit 1; }
+echo "bundle-test: env.sh finds a Vulkan driver mounted outside the loader's paths"
+
 # 2. run.sh with nothing of this environment.
 quick='^rms_norm/(cpu|opencl|vulkan)/t512_d4096/|^baseline/(stream_triad|fma_peak)'
 # PoCL's kernel cache is the host's (CI's main ctest run filled it): compiling every kernel cold takes
 # PoCL two minutes here, and what is checked is the bundle, not PoCL's compiler.
-env -i PATH=/usr/bin:/bin HOME="$tmp" POCL_CACHE_DIR="${POCL_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/pocl/kcache}" bash "$dir/run.sh" --tier smoke --require "$require" \
+env -i PATH=/usr/bin:/bin HOME="$tmp" POCL_CACHE_DIR="${POCL_CACHE_DIR:-${XDG_CACHE_HOME:-${HOME:-$tmp}/.cache}/pocl/kcache}" bash "$dir/run.sh" --tier smoke --require "$require" \
   --results "$tmp/results" --bench-filter "$quick" --min-time 0.01 | tee "$tmp/run.txt"
 first=$(sed -n 's/^\[+ *\([0-9.]*\)s\]   [a-z0-9_]*: .*/\1/p' "$tmp/run.txt" | head -1)
 awk -v u0="$unpack_start" -v u1="$unpacked" -v f="$first" 'BEGIN {

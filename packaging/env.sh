@@ -6,6 +6,7 @@
 #   TOUCHSTONE_BUNDLE_LIBSTDCXX=auto|bundled|host  which C++ runtime (libstdc++, libgcc_s): auto (the
 #       default) takes the host's when it is new enough for the binaries, else the bundled one
 #       (lib/compat/); a driver built with a newer compiler needs the host's newer one.
+#   TOUCHSTONE_DRIVER_ROOTS="/usr/local/nvidia"  where drivers outside the loaders' paths are mounted.
 #   VK_DRIVER_FILES / VK_ICD_FILENAMES / VK_ADD_DRIVER_FILES, OCL_ICD_VENDORS: set one to choose the
 #       drivers yourself; env.sh then leaves that API's drivers alone.
 ts_root=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -30,23 +31,30 @@ esac
 if [ "$ts_cxx_runtime" = bundled ]; then export LD_LIBRARY_PATH="$ts_root/lib/compat:$LD_LIBRARY_PATH"; fi
 export TOUCHSTONE_CXX_RUNTIME=$ts_cxx_runtime
 
-# Directories a driver's libraries may sit in outside the loader's default path (NVIDIA's container
-# mount is /usr/local/nvidia).
-ts_driver_lib_dirs="/usr/local/nvidia/lib64 /usr/local/nvidia/lib /usr/lib/x86_64-linux-gnu /usr/lib64 /usr/lib /lib/x86_64-linux-gnu"
+# Folders a GPU driver is mounted under, outside the loaders' default paths: NVIDIA's container
+# mount by default (TOUCHSTONE_DRIVER_ROOTS, space-separated, to name others). Each may hold
+# share/vulkan/icd.d, etc/vulkan/icd.d, lib64 and lib.
+ts_roots=${TOUCHSTONE_DRIVER_ROOTS:-/usr/local/nvidia}
+ts_driver_lib_dirs=""
+for r in $ts_roots; do ts_driver_lib_dirs="$ts_driver_lib_dirs $r/lib64 $r/lib"; done
+ts_driver_lib_dirs="$ts_driver_lib_dirs /usr/lib/x86_64-linux-gnu /usr/lib64 /usr/lib /lib/x86_64-linux-gnu"
 ts_add_driver_dir() {
   case ":$LD_LIBRARY_PATH:" in *":$1:"*) ;; *) export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$1" ;; esac
 }
 
 # Vulkan: the loader reads */vulkan/icd.d/*.json under XDG_DATA_DIRS, /etc/xdg and /etc. A driver
-# installed elsewhere (NVIDIA's container mount, /usr/local/nvidia/share) is added to those; its
-# libraries are named by soname, so their folder joins the library path.
+# under one of those roots is added to them; its libraries are named by soname, so the root's
+# library folders join the library path.
 if [ -z "${VK_DRIVER_FILES:-}${VK_ICD_FILENAMES:-}${VK_ADD_DRIVER_FILES:-}" ]; then
-  for f in /usr/local/nvidia/share/vulkan/icd.d/*.json /usr/local/nvidia/etc/vulkan/icd.d/*.json; do
-    [ -e "$f" ] && export VK_ADD_DRIVER_FILES="${VK_ADD_DRIVER_FILES:+$VK_ADD_DRIVER_FILES:}$f"
+  for r in $ts_roots; do
+    ts_added=""
+    for f in "$r"/share/vulkan/icd.d/*.json "$r"/etc/vulkan/icd.d/*.json; do
+      [ -e "$f" ] && ts_added=1 && export VK_ADD_DRIVER_FILES="${VK_ADD_DRIVER_FILES:+$VK_ADD_DRIVER_FILES:}$f"
+    done
+    if [ -n "$ts_added" ]; then
+      for d in "$r/lib64" "$r/lib"; do [ -d "$d" ] && ts_add_driver_dir "$d"; done
+    fi
   done
-  if [ -n "${VK_ADD_DRIVER_FILES:-}" ]; then
-    for d in /usr/local/nvidia/lib64 /usr/local/nvidia/lib; do [ -d "$d" ] && ts_add_driver_dir "$d"; done
-  fi
 fi
 
 # OpenCL: the ICD loader reads /etc/OpenCL/vendors/*.icd. A known driver library on the host that no
@@ -68,5 +76,5 @@ if [ -z "${OCL_ICD_VENDORS:-}" ]; then
     export OCL_ICD_VENDORS="$ts_vendors"
   fi
 fi
-unset ts_bin ts_named ts_vendors ts_driver_lib_dirs
+unset ts_bin ts_named ts_vendors ts_driver_lib_dirs ts_roots ts_added r
 unset -f ts_add_driver_dir

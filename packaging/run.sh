@@ -53,7 +53,7 @@ say() { printf '[+%6ss] %s\n' "$(elapsed)" "$*" | tee -a "$summary"; }
   echo "bundle: $here"
   echo "C++ runtime: $TOUCHSTONE_CXX_RUNTIME's"
   echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
-  for v in VK_DRIVER_FILES VK_ICD_FILENAMES OCL_ICD_VENDORS TOUCHSTONE_REQUIRE_BACKENDS TOUCHSTONE_OPENCL_DEVICE TOUCHSTONE_VULKAN_DEVICE; do
+  for v in VK_DRIVER_FILES VK_ICD_FILENAMES VK_ADD_DRIVER_FILES OCL_ICD_VENDORS TOUCHSTONE_REQUIRE_BACKENDS TOUCHSTONE_OPENCL_DEVICE TOUCHSTONE_VULKAN_DEVICE; do
     [ -n "${!v:-}" ] && echo "$v=${!v}"
   done
 } >"$results/env.txt"
