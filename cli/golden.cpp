@@ -13,6 +13,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "conformance/golden_dir.h"
 #include "core/backend.h"
 #include "core/case_file.h"
 #include "core/sha256.h"
@@ -29,11 +30,9 @@ namespace fs = std::filesystem;
 constexpr size_t kMaxGoldenFileBytes = 32 * 1024;
 
 std::string golden_dir(const Args& a) {
-#ifdef TOUCHSTONE_GOLDEN_DIR
-  return a.get("dir").value_or(TOUCHSTONE_GOLDEN_DIR);
-#else
-  return a.require("dir");
-#endif
+  if (auto dir = a.get("dir")) return *dir;
+  const std::string found = default_golden_dir();
+  return found.empty() ? a.require("dir") : found;
 }
 
 std::string read_file(const fs::path& p) {

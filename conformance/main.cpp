@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "conformance/golden_dir.h"
 #include "conformance/options.h"
 #include "core/backend.h"
 
@@ -23,9 +24,7 @@ int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
   ts::Options o;
   o.argv0 = argv[0];
-#ifdef TOUCHSTONE_GOLDEN_DIR
-  o.golden_dir = TOUCHSTONE_GOLDEN_DIR;
-#endif
+  o.golden_dir = ts::default_golden_dir();
   try {
     for (int i = 1; i < argc; ++i) {
       const std::string a = argv[i];
