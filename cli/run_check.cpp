@@ -1,4 +1,6 @@
 // touchstone gen / run / check: one case file through one backend.
+#include <algorithm>
+#include <string>
 #include <filesystem>
 #include <iostream>
 
@@ -39,12 +41,17 @@ int cmd_gen(const std::vector<std::string>& argv) {
     for (const auto& c : *list)
       if (c.name == a.positional()[1]) spec = &c;
   check(spec != nullptr, "{} has no case '{}' (touchstone cases --op {})", op.name(), a.positional()[1], op.name());
-  DType dt = DType::F32;
+  // Without --dtype: the case's first dtype (F32 for most; a case of vLLM's F16 layout lists F16 first).
+  DType dt = spec->dtypes.empty() ? DType::F32 : spec->dtypes.front();
   if (auto d = a.get("dtype")) {
     auto parsed = dtype_from_name(*d);
     check(parsed && (*parsed == DType::F32 || *parsed == DType::F16 || *parsed == DType::BF16),
           "--dtype must be F32, F16 or BF16, not '{}'", *d);
     dt = *parsed;
+    std::string listed;
+    for (DType t : spec->dtypes) listed += (listed.empty() ? "" : ", ") + std::string(dtype_name(t));
+    check(spec->dtypes.empty() || std::find(spec->dtypes.begin(), spec->dtypes.end(), dt) != spec->dtypes.end(),
+          "case '{}' of {} is not defined for {} (its dtypes: {})", spec->name, op.name(), dtype_name(dt), listed);
   }
   uint64_t seed = case_seed(op, spec->name, dt);
   if (auto s = a.get("seed")) {
