@@ -9,10 +9,12 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <type_traits>
 #include <vector>
 
+#include "core/dtype.h"
 #include "cpu/attention_core.h"
 #include "cpu/common.h"
 #include "cpu/simd-inl.h"
@@ -221,11 +223,57 @@ template <class T> struct RowPrefetch {
   }
 };
 
+// Element to float for every K/V element type: the float types through Highway, I8 and F8_E4M3 one
+// by one (their pools are scaled per slot).
+inline float ElemToF32(int8_t v) { return static_cast<float>(v); }
+inline float ElemToF32(F8E4M3 v) { return f8e4m3_to_f32(static_cast<uint8_t>(v)); }
+template <class T> inline float ElemToF32(T v) { return to_f(v); }
+
+template <class T> HWY_INLINE void WidenRow(const T* HWY_RESTRICT src, float* HWY_RESTRICT dst, int64_t n, float scale) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, hwy::float16_t> || std::is_same_v<T, hwy::bfloat16_t>) {
+    RowToF32(src, dst, n);
+  } else {
+    for (int64_t i = 0; i < n; ++i) dst[i] = ElemToF32(src[i]) * scale;
+  }
+}
+
+// Keys and values of positions [ua, ub) of a paged view as F32 rows of a tile starting at t0 (key
+// row j at kbuf + (j - t0) * dk, value row at vbuf + (j - t0) * dv), dequantized with each slot's
+// scale. The block table is read once per position; rows inside a block are contiguous (ferrum) or
+// gathered (vLLM's x groups, its channel-major values).
+template <class T>
+void LoadPagedRows(const KvView& kv, int64_t ua, int64_t ub, int64_t t0, float* kbuf, float* vbuf) {
+  const KvPaging& pg = kv.paging;
+  const T* k = static_cast<const T*>(kv.k1);
+  const T* v = static_cast<const T*>(kv.v);
+  const int64_t bs = pg.block_size, dk = kv.d1, dv = kv.dv;
+  for (int64_t j = ua; j < ub; ++j) {
+    const int64_t b = pg.table[j / bs], slot = j % bs;
+    const float ks = pg.k_scale ? pg.k_scale[b * pg.s_block_stride + slot] : 1.0f;
+    const float vsc = pg.v_scale ? pg.v_scale[b * pg.s_block_stride + slot] : 1.0f;
+    const T* kb = k + b * pg.k_block_stride;
+    float* kd = kbuf + (j - t0) * dk;
+    if (pg.x == 0) {
+      WidenRow(kb + slot * kv.ks1, kd, dk, ks);
+    } else {
+      for (int64_t g = 0; g < dk / pg.x; ++g) WidenRow(kb + (g * bs + slot) * pg.x, kd + g * pg.x, pg.x, ks);
+    }
+    const T* vb = v + b * pg.v_block_stride;
+    float* vd = vbuf + (j - t0) * dv;
+    if (!pg.v_channel_major) {
+      WidenRow(vb + slot * kv.vs, vd, dv, vsc);
+    } else {
+      for (int64_t c = 0; c < dv; ++c) vd[c] = ElemToF32(vb[c * bs + slot]) * vsc;
+    }
+  }
+}
+
 template <class T> void AttendT(const AttnTask& task, const AttnBlock& blk, const KvView& kv, float scale) {
   const int64_t dk = kv.d1 + kv.d2;
-  // K rows used in place when they are F32 and in one piece; otherwise widened per tile.
-  const bool k_direct = std::is_same_v<T, float> && kv.d2 == 0;
-  const bool v_direct = std::is_same_v<T, float> && kv.v != nullptr;
+  // K rows used in place when they are F32, affine and in one piece; otherwise widened per tile.
+  const bool paged = kv.paging.table != nullptr;
+  const bool k_direct = std::is_same_v<T, float> && kv.d2 == 0 && !paged;
+  const bool v_direct = std::is_same_v<T, float> && kv.v != nullptr && !paged;
   thread_local std::vector<float> kbuf, vbuf;
   if (!k_direct) kbuf.resize(static_cast<size_t>(kTile * dk));
   if (!v_direct && kv.v) vbuf.resize(static_cast<size_t>(kTile * kv.dv));
@@ -250,14 +298,18 @@ template <class T> void AttendT(const AttnTask& task, const AttnBlock& blk, cons
     // j + kPrefetchKeys, so the requests spread over the tile instead of arriving in one burst.
     const RowPrefetch<T> prefetch_ahead{kv, k1, k2, v, task.j1};
     auto no_prefetch = [](int64_t) {};
-    if (!k_direct)
-      for (int64_t j = ua; j < ub; ++j) {
-        float* dst = kbuf.data() + (j - t0) * dk;
-        RowToF32(k1 + j * kv.ks1, dst, kv.d1);
-        if (kv.d2) RowToF32(k2 + j * kv.ks2, dst + kv.d1, kv.d2);
-      }
-    if (!v_direct && kv.v)
-      for (int64_t j = ua; j < ub; ++j) RowToF32(v + j * kv.vs, vbuf.data() + (j - t0) * kv.dv, kv.dv);
+    if (paged) {
+      LoadPagedRows<T>(kv, ua, ub, t0, kbuf.data(), vbuf.data());
+    } else {
+      if (!k_direct)
+        for (int64_t j = ua; j < ub; ++j) {
+          float* dst = kbuf.data() + (j - t0) * dk;
+          WidenRow(k1 + j * kv.ks1, dst, kv.d1, 1.0f);
+          if (kv.d2) WidenRow(k2 + j * kv.ks2, dst + kv.d1, kv.d2, 1.0f);
+        }
+      if (!v_direct && kv.v)
+        for (int64_t j = ua; j < ub; ++j) WidenRow(v + j * kv.vs, vbuf.data() + (j - t0) * kv.dv, kv.dv, 1.0f);
+    }
     // Row j of the keys and values as F32, and the distance between consecutive rows.
     const float* kt = k_direct ? reinterpret_cast<const float*>(k1) + t0 * kv.ks1 : kbuf.data();
     const int64_t kstride = k_direct ? kv.ks1 : dk;
@@ -284,7 +336,9 @@ template <class T> void AttendT(const AttnTask& task, const AttnBlock& blk, cons
           default: return step(std::integral_constant<int, 1>(), prefetch);
         }
       };
-      if (r0 == 0)
+      // A paged view's rows are not affine: its tile was gathered above, and the prefetcher streams
+      // each block's rows on its own.
+      if (r0 == 0 && !paged)
         step_rows([&](int64_t j) { prefetch_ahead(a + j + kPrefetchKeys); });
       else
         step_rows(no_prefetch);
@@ -293,7 +347,11 @@ template <class T> void AttendT(const AttnTask& task, const AttnBlock& blk, cons
 }
 
 void Attend(DType dt, const AttnTask& task, const AttnBlock& blk, const KvView& kv, float scale) {
-  visit_float(dt, [&](auto tag) { AttendT<typename decltype(tag)::type>(task, blk, kv, scale); });
+  switch (dt) {
+    case DType::I8: return AttendT<int8_t>(task, blk, kv, scale);
+    case DType::F8_E4M3: return AttendT<F8E4M3>(task, blk, kv, scale);
+    default: visit_float(dt, [&](auto tag) { AttendT<typename decltype(tag)::type>(task, blk, kv, scale); });
+  }
 }
 
 }  // namespace ts::cpu::HWY_NAMESPACE
@@ -303,6 +361,7 @@ HWY_AFTER_NAMESPACE();
 #include "core/ops/core/attention_common.h"
 #include "core/ops/core_params.h"
 #include "cpu/convert.h"
+#include "cpu/attention_run.h"
 #include "cpu/kernels.h"
 #include "cpu/thread_pool.h"
 
@@ -319,110 +378,6 @@ constexpr int64_t kSplitMaxRows = 16;   // blocks up to this many rows are split
 // count, not the core count, so the cut (and so the rounding) is the same on every machine.
 constexpr int64_t kMinTasks = 16;
 constexpr int64_t kSplitLongKeys = 1024;
-constexpr int64_t kRowsPerBlock = 64;   // query rows (heads x positions) per block
-
-// Collects blocks, splits them into tasks, runs, merges and writes outputs.
-class AttentionRun {
- public:
-  AttentionRun(DType dt, float scale) : dt_(dt), scale_(scale) {}
-
-  // Starts a block of query rows over `kv`; add rows with row() next.
-  void block(const KvView& kv) { blocks_.push_back({kv, {}, {}, {}, {}}); }
-  void row(const float* q, int64_t lo, int64_t hi, std::byte* out) {
-    Pending& b = blocks_.back();
-    b.q.push_back(q);
-    b.lo.push_back(lo);
-    b.hi.push_back(hi);
-    b.out.push_back(out);
-  }
-
-  void run() {
-    // Tasks: each block's visible key range, cut into fixed pieces when the block is short.
-    struct TaskRef { size_t block; int64_t j0, j1; size_t state; };
-    std::vector<TaskRef> tasks;
-    std::vector<size_t> first_task(blocks_.size() + 1);
-    size_t state_floats = 0;
-    const int64_t nblocks = static_cast<int64_t>(blocks_.size());
-    const int64_t long_pieces = nblocks < kMinTasks ? (kMinTasks + nblocks - 1) / nblocks : 1;
-    for (size_t bi = 0; bi < blocks_.size(); ++bi) {
-      first_task[bi] = tasks.size();
-      const Pending& b = blocks_[bi];
-      int64_t lo = std::numeric_limits<int64_t>::max(), hi = 0;
-      for (size_t r = 0; r < b.q.size(); ++r)
-        if (b.lo[r] < b.hi[r]) lo = std::min(lo, b.lo[r]), hi = std::max(hi, b.hi[r]);
-      if (lo >= hi) continue;  // nothing visible: zeros
-      const int64_t rows = static_cast<int64_t>(b.q.size());
-      const int64_t piece =
-          rows <= kSplitMaxRows ? kSplitKeys : std::max(kSplitLongKeys, (hi - lo + long_pieces - 1) / long_pieces);
-      for (int64_t j = lo; j < hi; j += piece) {
-        tasks.push_back({bi, j, std::min(hi, j + piece), state_floats});
-        state_floats += static_cast<size_t>(rows * (2 + b.kv.dv));
-      }
-    }
-    first_task[blocks_.size()] = tasks.size();
-    // Every task sets its own state before use: reuse one buffer across calls, grown and never
-    // cleared (value-initialising it zeroed up to 1 MB per call, inside the timed region).
-    // (thread_local: a lambda run on a pool thread would name that thread's copy, so the tasks
-    // reach it through `state_base` only.)
-    thread_local std::vector<float> state_buf;
-    if (state_buf.size() < state_floats) state_buf.resize(state_floats);
-    float* const state_base = state_buf.data();
-    auto slices = [&](const TaskRef& tr, int64_t rows) {
-      float* base = state_base + tr.state;
-      return AttnTask{tr.j0, tr.j1, base, base + rows, base + 2 * rows};
-    };
-
-    parallel_tasks(static_cast<int64_t>(tasks.size()), [&](int64_t ti) {
-      const TaskRef& tr = tasks[ti];
-      const Pending& b = blocks_[tr.block];
-      const int64_t rows = static_cast<int64_t>(b.q.size());
-      AttnTask task = slices(tr, rows);
-      std::fill(task.m, task.m + rows, -std::numeric_limits<float>::infinity());
-      std::fill(task.l, task.l + rows, 0.0f);
-      std::fill(task.acc, task.acc + rows * b.kv.dv, 0.0f);
-      const AttnBlock blk{b.q.data(), b.lo.data(), b.hi.data(), rows};
-      HWY_DYNAMIC_DISPATCH(Attend)(dt_, task, blk, b.kv, scale_);
-    });
-
-    // Merge each row's partial states in key order, then normalise and round once.
-    parallel_tasks(static_cast<int64_t>(blocks_.size()), [&](int64_t bi) {
-      const Pending& b = blocks_[bi];
-      const int64_t rows = static_cast<int64_t>(b.q.size()), dv = b.kv.dv;
-      std::vector<float> o(static_cast<size_t>(dv));
-      for (int64_t r = 0; r < rows; ++r) {
-        float M = -std::numeric_limits<float>::infinity();
-        for (size_t ti = first_task[bi]; ti < first_task[bi + 1]; ++ti) {
-          const AttnTask s = slices(tasks[ti], rows);
-          if (s.l[r] > 0) M = std::max(M, s.m[r]);
-        }
-        std::fill(o.begin(), o.end(), 0.0f);
-        float L = 0;
-        for (size_t ti = first_task[bi]; ti < first_task[bi + 1]; ++ti) {
-          const AttnTask s = slices(tasks[ti], rows);
-          if (!(s.l[r] > 0)) continue;
-          const float w = std::exp(s.m[r] - M);
-          L += s.l[r] * w;
-          const float* acc = s.acc + r * dv;
-          for (int64_t i = 0; i < dv; ++i) o[i] += acc[i] * w;
-        }
-        const float inv = L > 0 ? 1.0f / L : 0.0f;  // no visible key: zeros
-        for (int64_t i = 0; i < dv; ++i) o[i] *= inv;
-        from_f32(dt_, o.data(), b.out[r], dv);
-      }
-    });
-  }
-
- private:
-  struct Pending {
-    KvView kv;
-    std::vector<const float*> q;
-    std::vector<int64_t> lo, hi;
-    std::vector<std::byte*> out;
-  };
-  DType dt_;
-  float scale_;
-  std::vector<Pending> blocks_;
-};
 
 std::vector<float> widen_all(const Tensor& t) {
   std::vector<float> v(static_cast<size_t>(t.numel()));
@@ -439,7 +394,7 @@ void flash_attention(const FlashAttentionParams& p, TensorMap& t) {
   const std::vector<float> q = widen_all(tensor(t, "q"));
   const int64_t group = p.num_heads / p.num_kv_heads, S = p.kv_rows(), hd = p.head_dim;
   const int64_t positions = std::max<int64_t>(1, kRowsPerBlock / group);
-  AttentionRun run(dt, p.scale);
+  AttentionRun run(dt, dt, p.scale);
   for (int64_t b = 0; b < p.batch; ++b)
     for (int64_t kh = 0; kh < p.num_kv_heads; ++kh) {
       const int64_t kv_off = (b * p.num_kv_heads + kh) * S * hd;
@@ -466,7 +421,7 @@ void mla_attention(const MlaAttentionParams& p, TensorMap& t) {
   const std::vector<float> q = widen_all(tensor(t, "q"));
   const int64_t r = p.kv_lora_rank, dr = p.qk_rope_head_dim;
   const int64_t positions = std::max<int64_t>(1, kRowsPerBlock / p.num_heads);
-  AttentionRun run(dt, p.scale);
+  AttentionRun run(dt, dt, p.scale);
   for (int64_t b = 0; b < p.batch; ++b) {
     // Every head shares the one latent kv: keys [c | k_rope], values c.
     const KvView kv{c.data() + b * p.kv_len * r * es, r, kr.data() + b * p.kv_len * dr * es, dr, nullptr, 0, r, dr, r};
@@ -492,7 +447,7 @@ void flash_attention_batched_per_cache(const FlashAttentionBatchedPerCacheParams
   const size_t es = dtype_size(dt);
   const std::vector<float> q = widen_all(tensor(t, "q"));
   const int64_t group = p.nq / p.nkv, hd = p.hd;
-  AttentionRun run(dt, p.scale);
+  AttentionRun run(dt, dt, p.scale);
   for (int64_t i = 0; i < p.m; ++i) {
     const Tensor& kc = tensor(t, fmt::format("k_caches.{}", i));
     const Tensor& vc = tensor(t, fmt::format("v_caches.{}", i));
@@ -508,6 +463,83 @@ void flash_attention_batched_per_cache(const FlashAttentionBatchedPerCacheParams
   run.run();
 }
 }  // namespace
+
+void AttentionRun::run() {
+  // Tasks: each block's visible key range, cut into fixed pieces when the block is short.
+  struct TaskRef { size_t block; int64_t j0, j1; size_t state; };
+  std::vector<TaskRef> tasks;
+  std::vector<size_t> first_task(blocks_.size() + 1);
+  size_t state_floats = 0;
+  const int64_t nblocks = static_cast<int64_t>(blocks_.size());
+  const int64_t long_pieces = nblocks < kMinTasks ? (kMinTasks + nblocks - 1) / nblocks : 1;
+  for (size_t bi = 0; bi < blocks_.size(); ++bi) {
+    first_task[bi] = tasks.size();
+    const Pending& b = blocks_[bi];
+    int64_t lo = std::numeric_limits<int64_t>::max(), hi = 0;
+    for (size_t r = 0; r < b.q.size(); ++r)
+      if (b.lo[r] < b.hi[r]) lo = std::min(lo, b.lo[r]), hi = std::max(hi, b.hi[r]);
+    if (lo >= hi) continue;  // nothing visible: zeros
+    const int64_t rows = static_cast<int64_t>(b.q.size());
+    const int64_t piece =
+        rows <= kSplitMaxRows ? kSplitKeys : std::max(kSplitLongKeys, (hi - lo + long_pieces - 1) / long_pieces);
+    for (int64_t j = lo; j < hi; j += piece) {
+      tasks.push_back({bi, j, std::min(hi, j + piece), state_floats});
+      state_floats += static_cast<size_t>(rows * (2 + b.kv.dv));
+    }
+  }
+  first_task[blocks_.size()] = tasks.size();
+  // Every task sets its own state before use: reuse one buffer across calls, grown and never
+  // cleared (value-initialising it zeroed up to 1 MB per call, inside the timed region).
+  // (thread_local: a lambda run on a pool thread would name that thread's copy, so the tasks
+  // reach it through `state_base` only.)
+  thread_local std::vector<float> state_buf;
+  if (state_buf.size() < state_floats) state_buf.resize(state_floats);
+  float* const state_base = state_buf.data();
+  auto slices = [&](const TaskRef& tr, int64_t rows) {
+    float* base = state_base + tr.state;
+    return AttnTask{tr.j0, tr.j1, base, base + rows, base + 2 * rows};
+  };
+
+  parallel_tasks(static_cast<int64_t>(tasks.size()), [&](int64_t ti) {
+    const TaskRef& tr = tasks[ti];
+    const Pending& b = blocks_[tr.block];
+    const int64_t rows = static_cast<int64_t>(b.q.size());
+    AttnTask task = slices(tr, rows);
+    std::fill(task.m, task.m + rows, -std::numeric_limits<float>::infinity());
+    std::fill(task.l, task.l + rows, 0.0f);
+    std::fill(task.acc, task.acc + rows * b.kv.dv, 0.0f);
+    const AttnBlock blk{b.q.data(), b.lo.data(), b.hi.data(), rows};
+    HWY_DYNAMIC_DISPATCH(Attend)(kv_dt_, task, blk, b.kv, scale_);
+  });
+
+  // Merge each row's partial states in key order, then normalise and round once.
+  parallel_tasks(static_cast<int64_t>(blocks_.size()), [&](int64_t bi) {
+    const Pending& b = blocks_[bi];
+    const int64_t rows = static_cast<int64_t>(b.q.size()), dv = b.kv.dv;
+    std::vector<float> o(static_cast<size_t>(dv));
+    for (int64_t r = 0; r < rows; ++r) {
+      float M = -std::numeric_limits<float>::infinity();
+      for (size_t ti = first_task[bi]; ti < first_task[bi + 1]; ++ti) {
+        const AttnTask s = slices(tasks[ti], rows);
+        if (s.l[r] > 0) M = std::max(M, s.m[r]);
+      }
+      std::fill(o.begin(), o.end(), 0.0f);
+      float L = 0;
+      for (size_t ti = first_task[bi]; ti < first_task[bi + 1]; ++ti) {
+        const AttnTask s = slices(tasks[ti], rows);
+        if (!(s.l[r] > 0)) continue;
+        const float w = std::exp(s.m[r] - M);
+        L += s.l[r] * w;
+        const float* acc = s.acc + r * dv;
+        for (int64_t i = 0; i < dv; ++i) o[i] += acc[i] * w;
+      }
+      const float inv = L > 0 ? 1.0f / L : 0.0f;  // no visible key: zeros
+      for (int64_t i = 0; i < dv; ++i) o[i] *= inv;
+      from_f32(out_dt_, o.data(), b.out[r], dv);
+    if (b.lse[r]) *b.lse[r] = L > 0 ? M + std::log(L) : -std::numeric_limits<float>::infinity();
+    }
+  });
+}
 
 void add_attention(KernelTable& k) {
   k.add(ops::flash_attention, flash_attention);

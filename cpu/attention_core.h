@@ -4,8 +4,29 @@
 
 namespace ts::cpu {
 
+// An F8_E4M3 element (e4m3fn), as the core reads a quantized pool; I8 elements are int8_t.
+enum class F8E4M3 : uint8_t {};
+
+// How positions map to rows when they are not affine: a paged pool. Position j lives at slot
+// j % block_size of physical block table[j / block_size]; a block's rows start block_stride elements
+// after the previous block's. Within a block, a ferrum pool's key and value rows are ks1 / vs apart;
+// vLLM's key cache groups x channels of a slot (groups block_size * x apart), its value cache holds
+// channel d of every slot together (v_channel_major: channel d of slot s at d * block_size + s).
+// Quantized pools (I8, F8_E4M3) carry one F32 scale per slot: block * s_block_stride + slot.
+struct KvPaging {
+  const uint32_t* table = nullptr;  // null: affine rows
+  int64_t block_size = 1;
+  int64_t k_block_stride = 0, v_block_stride = 0;
+  int64_t x = 0;  // vLLM's key interleave; 0: a ferrum key row
+  bool v_channel_major = false;
+  const float* k_scale = nullptr;
+  const float* v_scale = nullptr;
+  int64_t s_block_stride = 0;
+};
+
 // Key row j = [k1 row j (d1 elements) | k2 row j (d2, may be 0)]; value row j = v row j (dv), or the
-// k1 segment when v is null (MLA). Strides count elements of the tensors' dtype.
+// k1 segment when v is null (MLA). Strides count elements of the tensors' dtype. With paging, rows
+// are found through the block table (k2 unused).
 struct KvView {
   const void* k1;
   int64_t ks1;
@@ -14,6 +35,7 @@ struct KvView {
   const void* v;
   int64_t vs;
   int64_t d1, d2, dv;
+  KvPaging paging{};
 };
 
 // Query rows (F32, d1 + d2 each) and the key range [lo, hi) each row sees.

@@ -1,0 +1,50 @@
+#pragma once
+// The cpu attention engine's driver: blocks of query rows, each over one K/V view (affine rows, or a
+// paged and possibly quantized pool, cpu/attention_core.h), cut into tasks over keys, run on the
+// thread pool, merged in key order (deterministic) and written out. Every attention op of the cpu
+// backend (flash, MLA, batched per cache, the paged and kv families) is rows and views given to it.
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "core/dtype.h"
+#include "cpu/attention_core.h"
+
+namespace ts::cpu {
+
+class AttentionRun {
+ public:
+  // K/V elements of kv_dtype (F32, F16, BF16, I8, F8_E4M3), outputs written in out_dtype.
+  AttentionRun(DType kv_dtype, DType out_dtype, float scale) : kv_dt_(kv_dtype), out_dt_(out_dtype), scale_(scale) {}
+
+  // Starts a block of query rows over `kv`; add rows with row() next.
+  void block(const KvView& kv) { blocks_.push_back({kv, {}, {}, {}, {}, {}}); }
+  // A query row (F32) seeing keys [lo, hi); its output goes to `out` (dv elements of out_dtype) and,
+  // when `lse` is given, the natural log of its sum of exp(scores) there (-inf with no visible key).
+  void row(const float* q, int64_t lo, int64_t hi, std::byte* out, float* lse = nullptr) {
+    Pending& b = blocks_.back();
+    b.q.push_back(q);
+    b.lo.push_back(lo);
+    b.hi.push_back(hi);
+    b.out.push_back(out);
+    b.lse.push_back(lse);
+  }
+  void run();
+
+ private:
+  struct Pending {
+    KvView kv;
+    std::vector<const float*> q;
+    std::vector<int64_t> lo, hi;
+    std::vector<std::byte*> out;
+    std::vector<float*> lse;
+  };
+  DType kv_dt_, out_dt_;
+  float scale_;
+  std::vector<Pending> blocks_;
+};
+
+// Query rows per block (heads x positions): a block shares each K/V load among its rows.
+inline constexpr int64_t kRowsPerBlock = 64;
+
+}  // namespace ts::cpu
