@@ -39,6 +39,7 @@ std::unique_ptr<Backend> CpuBackend::create() {
   cpu::add_rope(k);
   cpu::add_attention(k);
   cpu::add_paged_attention(k);
+  cpu::add_paged_split(k);
   cpu::add_argmax(k);
   cpu::add_quant(k);
   cpu::add_gptq_awq(k);

@@ -70,6 +70,7 @@ HWY_AFTER_NAMESPACE();
 #include "core/ops/core_params.h"
 #include "cpu/convert.h"
 #include "cpu/kernels.h"
+#include "cpu/split_rope.h"
 #include "cpu/stream_copy.h"
 #include "cpu/thread_pool.h"
 
@@ -120,33 +121,44 @@ template <class Job> void for_rows(HeadTransform& ht, int64_t rows, Job job) {
   });
 }
 
-// Where split_qkv_norm_rope(_into_cache) puts the k and v rows of token tok, kv head h.
-struct KvDest {
-  Tensor* k;
-  Tensor* v;
-  int64_t rows_per_head, first_row;  // [kvh, rows_per_head, hd]; token tok lands at first_row + tok
-};
-
-void split_qkv_norm_rope(const SplitQkvNormRopeParams& p, TensorMap& t, Tensor& q_out, const KvDest& kv) {
-  HeadTransform ht = make_transform(t, p.head_dim, p.rotary_dim, p.eps);
-  const size_t rb = p.head_dim * dtype_size(ht.dt);
-  const std::vector<float> qw = weights32(t, "q_norm_w", p.head_dim), kw = weights32(t, "k_norm_w", p.head_dim);
-  const Tensor& qkv = tensor(t, "qkv");
-  const int64_t per_token = p.q_heads + 2 * p.kv_heads;  // head rows per token in qkv
-  const int mode = static_cast<int>(p.qk_mode);
-  for_rows(ht, p.tokens * per_token, [&](int64_t r) {
-    const int64_t tok = r / per_token, h = r % per_token;
-    const std::byte* in = qkv.data() + r * rb;
-    const int64_t pos = p.pos_offset + tok;
-    if (h < p.q_heads) return ht.apply(in, q_out.data() + (h * p.tokens + tok) * rb, mode, qw.data(), pos);
-    const bool is_k = h < p.q_heads + p.kv_heads;
-    const int64_t kh = is_k ? h - p.q_heads : h - p.q_heads - p.kv_heads;
-    std::byte* out = (is_k ? kv.k : kv.v)->data() + (kh * kv.rows_per_head + kv.first_row + tok) * rb;
-    ht.apply(in, out, is_k ? mode : 0, kw.data(), pos);
-  });
+// The head-major destinations of split_qkv_norm_rope(_into_cache): q_out [q_heads, tokens, hd], k and v
+// [kv_heads, rows_per_head, hd] with token tok at row first_row + tok.
+SplitDest head_major(const SplitQkvNormRopeParams& p, Tensor& q_out, Tensor& k, Tensor& v, int64_t rows_per_head,
+                     int64_t first_row) {
+  const size_t rb = p.head_dim * dtype_size(q_out.dtype());
+  return {[&q_out, rb, tokens = p.tokens](int64_t h, int64_t tok) { return q_out.data() + (h * tokens + tok) * rb; },
+          [&k, &v, rb, rows_per_head, first_row](bool is_k, int64_t kh, int64_t tok) {
+            return (is_k ? k : v).data() + (kh * rows_per_head + first_row + tok) * rb;
+          },
+          {}, [pos0 = p.pos_offset](int64_t tok) { return pos0 + tok; }};
 }
 
 }  // namespace
+
+// The split over `tokens` rows of qkv starting at `qkv`, each row q heads | k heads | v heads.
+void split_qkv_norm_rope(const SplitQkvNormRopeParams& p, TensorMap& t, const std::byte* qkv, int64_t tokens,
+                         const SplitDest& dest) {
+  HeadTransform ht = make_transform(t, p.head_dim, p.rotary_dim, p.eps);
+  const size_t rb = p.head_dim * dtype_size(ht.dt);
+  const std::vector<float> qw = weights32(t, "q_norm_w", p.head_dim), kw = weights32(t, "k_norm_w", p.head_dim);
+  const int64_t per_token = p.q_heads + 2 * p.kv_heads;  // head rows per token in qkv
+  const int mode = static_cast<int>(p.qk_mode);
+  for_rows(ht, tokens * per_token, [&](int64_t r) {
+    const int64_t tok = r / per_token, h = r % per_token;
+    const std::byte* in = qkv + r * rb;
+    const int64_t pos = dest.pos(tok);
+    if (h < p.q_heads) return ht.apply(in, dest.q(h, tok), mode, qw.data(), pos);
+    const bool is_k = h < p.q_heads + p.kv_heads;
+    const int64_t kh = is_k ? h - p.q_heads : h - p.q_heads - p.kv_heads;
+    if (dest.kv) return ht.apply(in, dest.kv(is_k, kh, tok), is_k ? mode : 0, kw.data(), pos);
+    thread_local std::vector<std::byte> row;
+    row.resize(rb);
+    HeadTransform cached = ht;
+    cached.stream = false;  // the row is read back at once
+    cached.apply(in, row.data(), is_k ? mode : 0, kw.data(), pos);
+    dest.scatter(is_k, kh, tok, row.data());
+  });
+}
 
 void add_rope(KernelTable& k) {
   k.add(ops::qk_norm_rope, [](const QkNormRopeParams& p, TensorMap& t) {
@@ -176,12 +188,14 @@ void add_rope(KernelTable& k) {
     });
   });
   k.add(ops::split_qkv_norm_rope, [](const SplitQkvNormRopeParams& p, TensorMap& t) {
-    split_qkv_norm_rope(p, t, tensor(t, "q_out"), {&tensor(t, "k_out"), &tensor(t, "v_out"), p.tokens, 0});
+    split_qkv_norm_rope(p, t, tensor(t, "qkv").data(), p.tokens,
+                        head_major(p, tensor(t, "q_out"), tensor(t, "k_out"), tensor(t, "v_out"), p.tokens, 0));
   });
   k.add(
       ops::split_qkv_norm_rope_into_cache, [](const SplitQkvNormRopeIntoCacheParams& p, TensorMap& t) {
-        split_qkv_norm_rope(p, t, tensor(t, "q_out"),
-                            {&tensor(t, "cache_k"), &tensor(t, "cache_v"), p.cache_capacity, p.cache_len});
+        split_qkv_norm_rope(p, t, tensor(t, "qkv").data(), p.tokens,
+                            head_major(p, tensor(t, "q_out"), tensor(t, "cache_k"), tensor(t, "cache_v"),
+                                       p.cache_capacity, p.cache_len));
       });
 }
 
