@@ -29,7 +29,7 @@ template <int Bits> using ActT = std::conditional_t<Bits == 4, int8_t, int16_t>;
 
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
 using DF = hn::Full256<float>;
-constexpr int kMaxVectors = 4;  // vectors of 8 columns one pass keeps in registers
+using DI = hn::Full256<int32_t>;
 
 HWY_INLINE __m256i Broadcast32(const void* p) {
   int32_t v;
@@ -59,14 +59,15 @@ HWY_INLINE __m256i MulAddPairs(__m256i acc, __m256i even, __m256i a_even, __m256
     return _mm256_add_epi32(acc, _mm256_add_epi32(_mm256_madd_epi16(even, a_even), _mm256_madd_epi16(odd, a_odd)));
 }
 
-// The integer sums of one 32-row block for V vectors of columns: w points at the block's first word
-// of the pass's first vector (word rows 32 words apart), a[i] at row i's 32 activations.
+// The integer sums over one 32-row block of the V x 8 columns whose words start at w (word rows 32
+// words apart), for each of the M activation rows a[i]: sums[i * V + v].
 template <int Bits, int M, int V>
-HWY_INLINE void BlockSums(const uint32_t* HWY_RESTRICT w, const ActT<Bits>* const* a, hn::Vec<hn::Full256<int32_t>>* sums) {
+HWY_INLINE void VectorSums(const uint32_t* HWY_RESTRICT w, const ActT<Bits>* const* a, hn::Vec<DI>* sums) {
   constexpr int per = 32 / Bits;
   __m256i acc[M][V];
   for (int i = 0; i < M; ++i)
     for (int v = 0; v < V; ++v) acc[i][v] = _mm256_setzero_si256();
+#pragma GCC unroll 1
   for (int u = 0; u < kActBlock / per; ++u) {
     __m256i a_even[M], a_odd[M];
     for (int i = 0; i < M; ++i) {
@@ -84,15 +85,19 @@ HWY_INLINE void BlockSums(const uint32_t* HWY_RESTRICT w, const ActT<Bits>* cons
     for (int v = 0; v < V; ++v)
       sums[i * V + v].raw = Bits == 4 ? _mm256_madd_epi16(acc[i][v], _mm256_set1_epi16(1)) : acc[i][v];
 }
+
+// Vectors of columns summed side by side: the activations' broadcasts are shared by V vectors, as
+// many as registers hold with the sums of M rows.
+template <int M> constexpr int kVectors = M == 1 ? 4 : M == 2 ? 2 : 1;
 #else
 using DF = hn::CappedTag<float, 8>;
-constexpr int kMaxVectors = 1;
+using DI = hn::RebindToSigned<DF>;
 
+// As above, N columns, each code shifted out to an int32 lane.
 template <int Bits, int M, int V>
-HWY_INLINE void BlockSums(const uint32_t* HWY_RESTRICT w, const ActT<Bits>* const* a,
-                          hn::Vec<hn::RebindToSigned<DF>>* sums) {
-  static_assert(V == 1, "one vector per pass on the portable targets");
-  const hn::RebindToSigned<DF> di;
+HWY_INLINE void VectorSums(const uint32_t* HWY_RESTRICT w, const ActT<Bits>* const* a, hn::Vec<DI>* sums) {
+  static_assert(V == 1, "one vector at a time on the portable targets");
+  const DI di;
   const hn::RebindToUnsigned<DF> du;
   constexpr int per = 32 / Bits;
   for (int i = 0; i < M; ++i) sums[i] = hn::Zero(di);
@@ -106,6 +111,7 @@ HWY_INLINE void BlockSums(const uint32_t* HWY_RESTRICT w, const ActT<Bits>* cons
     }
   }
 }
+template <int M> constexpr int kVectors = 1;
 #endif
 
 using VF = hn::Vec<DF>;
@@ -116,52 +122,59 @@ constexpr int64_t kPrefetchBytes = 4096;
 // The zero points of the tile's columns c0 .. c0 + N - 1 for one run, as F32 (offset added).
 template <int Bits> HWY_INLINE VF Zeros(const uint8_t* fields, int64_t c0, int offset) {
   const DF df;
-  const hn::RebindToSigned<DF> di;
-  const hn::Rebind<uint8_t, decltype(di)> d8;
+  const DI di;
+  const hn::Rebind<uint8_t, DI> d8;
   auto z = hn::PromoteTo(di, hn::LoadU(d8, fields + (Bits == 8 ? c0 : c0 % 16)));
   if constexpr (Bits == 4) z = hn::And(hn::ShiftRightSame(z, static_cast<int>(4 * (c0 / 16))), hn::Set(di, 15));
   return hn::ConvertTo(df, hn::Add(z, hn::Set(di, offset)));
 }
 
-// Adds the tile's vectors v0 .. v0 + V - 1 of columns into acc[i * 32 + c] for the M rows.
-template <int Bits, int M, int V>
-HWY_INLINE void TilePass(const GroupTiles& w, const TileActivations& a, int64_t tile, int64_t v0, float* acc) {
+// acc[i * 32 + c] += a[i] . W[:, 32 tile + c] for the M rows. A run's columns are walked one vector
+// at a time down the run's blocks (its codes stay in L1 for the next vector), the blocks' integer
+// sums scaled by their d into a sum per row, then the run's scale and zero folded in. (Blocks inside
+// the column loop would make each block's activations loop-invariant, and the compiler would hoist
+// them all into spilled registers.)
+template <int Bits, int M>
+HWY_INLINE void Tile(const GroupTiles& w, const TileActivations& a, int64_t tile, float* HWY_RESTRICT acc) {
   const DF df;
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
-  constexpr int64_t per = 32 / Bits;
+  constexpr int64_t per = 32 / Bits, block_bytes = kActBlock * kTileCols * Bits / 8;
+  constexpr int V = kVectors<M>;
   const int64_t runs = static_cast<int64_t>(w.runs.size()), blocks = w.rows / kActBlock;
-  const uint32_t* codes = w.codes.get() + tile * w.tile_words() + v0 * N;
+  const uint32_t* codes = w.codes.get() + tile * w.tile_words();
   const uint8_t* heads = w.heads.get() + tile * runs * w.head_bytes();
   const ActT<Bits>* act = nullptr;
   if constexpr (Bits == 4) act = a.q8.data();
   else act = a.q16.data();
   for (int64_t ri = 0; ri < runs; ++ri) {
     const TileRun& run = w.runs[static_cast<size_t>(ri)];
-    VF sum[M][V];
-    for (int i = 0; i < M; ++i)
-      for (int v = 0; v < V; ++v) sum[i][v] = hn::Zero(df);
-    for (int64_t r0 = run.first; r0 < run.first + run.rows; r0 += kActBlock) {
-      if (v0 == 0)
-        for (int64_t line = 0; line < kActBlock * kTileCols * Bits / 8; line += 64)
-          hwy::Prefetch(reinterpret_cast<const uint8_t*>(codes + r0 / per * kTileCols) + kPrefetchBytes + line);
-      const ActT<Bits>* rows[M];
-      for (int i = 0; i < M; ++i) rows[i] = act + i * w.rows + r0;
-      hn::Vec<hn::RebindToSigned<DF>> isum[M * V];
-      BlockSums<Bits, M, V>(codes + r0 / per * kTileCols, rows, isum);
-      for (int i = 0; i < M; ++i) {
-        const VF d = hn::Set(df, a.d[static_cast<size_t>(i * blocks + r0 / kActBlock)]);
-        for (int v = 0; v < V; ++v) sum[i][v] = hn::MulAdd(hn::ConvertTo(df, isum[i * V + v]), d, sum[i][v]);
-      }
-    }
     const uint8_t* head = heads + ri * w.head_bytes();
-    for (int v = 0; v < V; ++v) {
-      const int64_t c0 = (v0 + v) * N;
-      const VF s = hn::PromoteTo(df, hn::LoadU(hn::Rebind<hwy::float16_t, DF>(), reinterpret_cast<const hwy::float16_t*>(head) + c0));
-      const VF z = Zeros<Bits>(head + 2 * kTileCols, c0, w.zero_offset);
-      for (int i = 0; i < M; ++i) {
-        float* o = acc + i * kTileCols + c0;
-        const VF centred = hn::NegMulAdd(z, hn::Set(df, a.run_sum[static_cast<size_t>(i * runs + ri)]), sum[i][v]);
-        hn::StoreU(hn::MulAdd(s, centred, hn::LoadU(df, o)), df, o);
+    for (int64_t c0 = 0; c0 < kTileCols; c0 += V * N) {
+      VF sum[M * V];
+      for (int i = 0; i < M * V; ++i) sum[i] = hn::Zero(df);
+      for (int64_t r0 = run.first; r0 < run.first + run.rows; r0 += kActBlock) {
+        const uint32_t* block = codes + r0 / per * kTileCols;
+        if (c0 == 0)
+          for (int64_t line = 0; line < block_bytes; line += 64)
+            hwy::Prefetch(reinterpret_cast<const uint8_t*>(block) + kPrefetchBytes + line);
+        const ActT<Bits>* rows[M];
+        for (int i = 0; i < M; ++i) rows[i] = act + i * w.rows + r0;
+        hn::Vec<DI> isum[M * V];
+        VectorSums<Bits, M, V>(block + c0, rows, isum);
+        for (int i = 0; i < M; ++i) {
+          const VF d = hn::Set(df, a.d[static_cast<size_t>(i * blocks + r0 / kActBlock)]);
+          for (int v = 0; v < V; ++v) sum[i * V + v] = hn::MulAdd(hn::ConvertTo(df, isum[i * V + v]), d, sum[i * V + v]);
+        }
+      }
+      for (int v = 0; v < V; ++v) {
+        const int64_t c = c0 + v * N;
+        const VF s = hn::PromoteTo(df, hn::LoadU(hn::Rebind<hwy::float16_t, DF>(), reinterpret_cast<const hwy::float16_t*>(head) + c));
+        const VF z = Zeros<Bits>(head + 2 * kTileCols, c, w.zero_offset);
+        for (int i = 0; i < M; ++i) {
+          float* o = acc + i * kTileCols + c;
+          const VF centred = hn::NegMulAdd(z, hn::Set(df, a.run_sum[static_cast<size_t>(i * runs + ri)]), sum[i * V + v]);
+          hn::Store(hn::MulAdd(s, centred, hn::Load(df, o)), df, o);
+        }
       }
     }
   }
@@ -169,12 +182,9 @@ HWY_INLINE void TilePass(const GroupTiles& w, const TileActivations& a, int64_t 
 
 template <int Bits, int M>
 HWY_INLINE void TilesOf(const GroupTiles& w, const TileActivations& a, int64_t t0, int64_t t1, float* out, int64_t ldo) {
-  const int64_t N = static_cast<int64_t>(hn::Lanes(DF()));
-  // Vectors per pass as registers allow: the i16 / i32 sums of M rows by V vectors stay in registers.
-  constexpr int V = std::min(kMaxVectors, M == 1 ? 4 : M == 2 ? 2 : 1);
   for (int64_t t = t0; t < t1; ++t) {
-    float acc[M * kTileCols] = {};
-    for (int64_t v0 = 0; v0 < kTileCols / N; v0 += V) TilePass<Bits, M, V>(w, a, t, v0, acc);
+    HWY_ALIGN float acc[M * kTileCols] = {};
+    Tile<Bits, M>(w, a, t, acc);
     const int64_t cols = std::min(kTileCols, w.n - t * kTileCols);
     for (int i = 0; i < M; ++i) std::copy_n(acc + i * kTileCols, cols, out + i * ldo + t * kTileCols);
   }

@@ -80,11 +80,11 @@ std::vector<int32_t> plain_groups(int64_t k, int64_t group_size) {
   return g;
 }
 
-}  // namespace
-
-std::shared_ptr<const GroupTiles> tile_gptq(const GptqParams& p, TensorMap& t) {
+// Bits as a constant, so that packing.h's divisions by the values per word compile to shifts.
+template <int64_t Bits>
+std::shared_ptr<const GroupTiles> tile_gptq_bits(const GptqParams& p, TensorMap& t) {
   GroupTiles w;
-  w.bits = static_cast<int>(p.bits);
+  w.bits = static_cast<int>(Bits);
   w.zero_offset = 1;
   w.k = p.k;
   w.n = p.n;
@@ -94,8 +94,14 @@ std::shared_ptr<const GroupTiles> tile_gptq(const GptqParams& p, TensorMap& t) {
   const int32_t* qzeros = tensor(t, "qzeros").as<int32_t>();
   return repack(
       std::move(w), group_of_row, p.k / p.group_size, tensor(t, "scales").as<uint16_t>(),
-      [&](int64_t r, int64_t c) { return quant::gptq_code(qweight, p.n, p.bits, r, c); },
-      [&](int64_t g, int64_t c) { return static_cast<uint32_t>(quant::gptq_zero(qzeros, p.n, p.bits, g, c) - 1); });
+      [&](int64_t r, int64_t c) { return quant::gptq_code(qweight, p.n, Bits, r, c); },
+      [&](int64_t g, int64_t c) { return static_cast<uint32_t>(quant::gptq_zero(qzeros, p.n, Bits, g, c) - 1); });
+}
+
+}  // namespace
+
+std::shared_ptr<const GroupTiles> tile_gptq(const GptqParams& p, TensorMap& t) {
+  return p.bits == 8 ? tile_gptq_bits<8>(p, t) : tile_gptq_bits<4>(p, t);
 }
 
 std::shared_ptr<const GroupTiles> tile_awq(const AwqParams& p, TensorMap& t) {

@@ -315,18 +315,29 @@ std::optional<Tolerance> tile_gemv_tolerance(int64_t m, int64_t n, DType out) {
                    .max_nmse = 4 * per_output + 4 * unit_roundoff(out) * unit_roundoff(out)};
 }
 
-// The GEMV on the tiles; false (nothing written) when an activation is not finite.
-bool gemv_on_tiles(const GroupTiles& w, int64_t m, TensorMap& t) {
-  const Tensor& a = tensor(t, "a");
-  std::vector<float> a32(static_cast<size_t>(m * w.k));
-  to_f32(a.dtype(), a.data(), a32.data(), m * w.k);
+// The repacked weights of a prepared decode, and the buffers its calls reuse (a launch's executes
+// run one at a time).
+struct TileDecode {
+  std::shared_ptr<const GroupTiles> w;
   TileActivations act;
-  if (!quantize_activations(w, a32.data(), m, act)) return false;
+  std::vector<float> a32, out32;
+};
+
+// The GEMV on the tiles; false (nothing written) when an activation is not finite.
+bool gemv_on_tiles(TileDecode& s, int64_t m, TensorMap& t) {
+  const GroupTiles& w = *s.w;
+  const Tensor& a = tensor(t, "a");
+  const float* a32 = a.dtype() == DType::F32 ? a.as<float>() : nullptr;
+  if (!a32) {
+    s.a32.resize(static_cast<size_t>(m * w.k));
+    to_f32(a.dtype(), a.data(), s.a32.data(), m * w.k);
+    a32 = s.a32.data();
+  }
+  if (!quantize_activations(w, a32, m, s.act)) return false;
   Tensor& out = tensor(t, "out");
-  std::vector<float> scratch;
-  float* o = output_f32(scratch, out, m * w.n);
-  tile_gemv(w, act, o, w.n);
-  store_output(scratch, out);
+  float* o = output_f32(s.out32, out, m * w.n);
+  tile_gemv(w, s.act, o, w.n);
+  store_output(s.out32, out);
   return true;
 }
 
@@ -335,9 +346,10 @@ bool gemv_on_tiles(const GroupTiles& w, int64_t m, TensorMap& t) {
 template <class P, class Exact, class Tile>
 HostRun prepare(const P& p, TensorMap& t, Exact exact, Tile tile) {
   if (!int8_gemv(p.m, p.n)) return [p, &t, exact] { exact(p, t); };
-  std::shared_ptr<const GroupTiles> w = tile(p, t);
-  return [p, &t, w, exact] {
-    if (!gemv_on_tiles(*w, p.m, t)) exact(p, t);
+  auto state = std::make_shared<TileDecode>();
+  state->w = tile(p, t);
+  return [p, &t, state, exact] {
+    if (!gemv_on_tiles(*state, p.m, t)) exact(p, t);
   };
 }
 
