@@ -87,6 +87,18 @@ TEST(CpuGptqAwqDecode, UnevenActOrderGroups) {
   }
 }
 
+// Groups shorter than a block of 32 rows (each run padded to one), with and without act-order.
+TEST(CpuGptqAwqDecode, SmallGroups) {
+  Backend* cpu = cpu_or_skip();
+  if (!cpu) GTEST_SKIP() << "no cpu backend here";
+  const Op& op = op_or_throw("gemm_gptq");
+  for (const GptqParams& p : {GptqParams{4, 8, 1, 40, 64, false}, GptqParams{4, 8, 3, 40, 72, true},
+                              GptqParams{8, 4, 2, 20, 64, true}, GptqParams{8, 4, 1, 20, 96, false}}) {
+    const Case c = generate_case(op, Params::of(p), DType::F32, 13);
+    expect_int8_pass(*cpu, c, fmt::format("b{}_g{}_m{}_k{}_n{}{}", p.bits, p.group_size, p.m, p.k, p.n, p.desc_act ? "_act" : ""));
+  }
+}
+
 TEST(CpuGptqAwqDecode, NonFiniteActivationsTakeTheExactPath) {
   Backend* cpu = cpu_or_skip();
   if (!cpu) GTEST_SKIP() << "no cpu backend here";
