@@ -67,6 +67,7 @@ HWY_INLINE void VectorSums(const uint32_t* HWY_RESTRICT w, const ActT<Bits>* con
   __m256i acc[M][V];
   for (int i = 0; i < M; ++i)
     for (int v = 0; v < V; ++v) acc[i][v] = _mm256_setzero_si256();
+  // Rolled: unrolled, the compiler starts every word's multiplies at once and spills their results.
 #pragma GCC unroll 1
   for (int u = 0; u < kActBlock / per; ++u) {
     __m256i a_even[M], a_odd[M];
@@ -129,8 +130,8 @@ template <int Bits> HWY_INLINE VF Zeros(const uint8_t* fields, int64_t c0, int o
   return hn::ConvertTo(df, hn::Add(z, hn::Set(di, offset)));
 }
 
-// acc[i * 32 + c] += a[i] . W[:, 32 tile + c] for the M rows. A run's columns are walked one vector
-// at a time down the run's blocks (its codes stay in L1 for the next vector), the blocks' integer
+// acc[i * 32 + c] += a[i] . W[:, 32 tile + c] for the M rows. A run's columns are walked V vectors
+// at a time down the run's blocks (its codes stay in L1 for the next vectors), the blocks' integer
 // sums scaled by their d into a sum per row, then the run's scale and zero folded in. (Blocks inside
 // the column loop would make each block's activations loop-invariant, and the compiler would hoist
 // them all into spilled registers.)
