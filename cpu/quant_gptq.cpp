@@ -1,12 +1,16 @@
 // gemm_gptq and gemm_awq: W[k, j] = s[g, j] * (q[k, j] - z[g, j]), g the group of row k (g_idx with
-// act-order). Both pack the codes of a row k of W across its columns' words, so the kernels vectorize
-// across columns: a chunk of columns is walked down k, the codes of a run of rows of one group summed
-// against the activations in registers and scaled once per run:
-//   sum_k a_k s_g (q_kj - z_gj) = s_gj * (sum_k a_k q_kj - z_gj * sum_k a_k)   (k in the run).
-// Without act-order a run is a whole group; with it, rows of one group are scattered and runs are
-// short, which costs a flush per run but gives the same sums. The scales and zeros are widened to F32
-// once per call (G x n values, a small fraction of the weights). Prefill decodes a panel of rows of W
-// to F32 and hands it to OpenBLAS's sgemm, accumulating over panels.
+// act-order). A decode with enough outputs for the int8 bound (int8_gemv) repacks the weights once at
+// prepare and runs the integer GEMV of cpu/gptq_tiles.h. Every other call runs here, on the
+// checkpoint's tensors as they are, exactly in F32:
+// - the GEMV of a few outputs: both formats pack the codes of a row k of W across its columns' words,
+//   so it vectorizes across columns: a chunk of columns is walked down k, the codes of a run of rows
+//   of one group summed against the activations in registers and scaled once per run:
+//     sum_k a_k s_g (q_kj - z_gj) = s_gj * (sum_k a_k q_kj - z_gj * sum_k a_k)   (k in the run).
+//   Without act-order a run is a whole group; with it, rows of one group are scattered and runs are
+//   short, which costs a flush per run but gives the same sums. The scales and zeros are widened to
+//   F32 once per call (G x n values, a small fraction of the weights).
+// - prefill (and activations that are not finite): a panel of rows of W decoded to F32 at a time and
+//   handed to OpenBLAS's sgemm, accumulating over panels.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "cpu/quant_gptq.cpp"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
@@ -55,7 +59,7 @@ struct GptqCodes {
   int64_t n;
   int bits, per;
   int rows_per_word() const { return per; }
-  template <class D> HWY_INLINE hn::Vec<hn::RebindToUnsigned<D>> Word(D d, int64_t k0, int64_t j) const {
+  template <class D> HWY_INLINE hn::Vec<hn::RebindToUnsigned<D>> Word(D /*d*/, int64_t k0, int64_t j) const {
     return hn::LoadU(hn::RebindToUnsigned<D>(), qweight + (k0 / per) * n + j);
   }
   template <class V> HWY_INLINE V Code(V word, int t) const {
@@ -69,7 +73,7 @@ struct AwqCodes {
   const uint32_t* qweight;
   int64_t n;
   int rows_per_word() const { return 1; }
-  template <class D> HWY_INLINE hn::Vec<hn::RebindToUnsigned<D>> Word(D d, int64_t k, int64_t j) const {
+  template <class D> HWY_INLINE hn::Vec<hn::RebindToUnsigned<D>> Word(D /*d*/, int64_t k, int64_t j) const {
     const hn::RebindToUnsigned<D> du;
     return hn::Set(du, qweight[k * (n / 8) + j / 8]) >> hn::LoadU(du, kAwqShift + j % 8);
   }
@@ -195,12 +199,16 @@ HWY_AFTER_NAMESPACE();
 #include <cblas.h>
 
 #include <algorithm>
+#include <cmath>
+#include <memory>
+#include <optional>
 #include <vector>
 
 #include "core/ops/quant_params.h"
 #include "core/quant/packing.h"
 #include "cpu/common.h"
 #include "cpu/convert.h"
+#include "cpu/gptq_tiles.h"
 #include "cpu/kernels.h"
 #include "cpu/quant_gemm.h"
 #include "cpu/thread_pool.h"
@@ -246,7 +254,11 @@ void grouped_gemm(const Layout& layout, int64_t rows_per_word, const GroupedWeig
   const QuantActivations act(a.dtype(), a.data(), m, w.k);
   std::vector<float> scratch;
   float* o = output_f32(scratch, out, m * w.n);
-  if (m <= kMaxGemvRows) {
+  // The GEMV folds the zero into a sum of the activations (s * (sum a q - z sum a)), where one
+  // infinite activation makes inf - inf: activations that are not all finite take the panels, whose
+  // products a * w give the reference's infinities.
+  const bool finite = std::all_of(act.a32.begin(), act.a32.end(), [](float x) { return std::isfinite(x); });
+  if (m <= kMaxGemvRows && finite) {
     const int64_t tasks = (w.n + kGemvColumns - 1) / kGemvColumns;
     parallel_for(tasks, 1, [&](int64_t t0, int64_t t1) {
       gemv(layout, w, act.a32.data(), m, t0 * kGemvColumns, std::min(w.n, t1 * kGemvColumns), o, w.n);
@@ -285,11 +297,77 @@ void gemm_awq(const AwqParams& p, TensorMap& t) {
                HWY_DYNAMIC_DISPATCH(AwqPanel));
 }
 
+// The tiles' int8 GEMV against the exact product: the activations move as the GGUF GEMV's do
+// (int8_gemv_tolerance in cpu/quant_gemm.cpp states the same analysis for its blocks): in blocks of
+// 32 (sorted) rows, d = amax / 127, each by at most d / 2, uniformly, independently. An output
+// sum_k W_k a_k then errs by sum_k W_k e_k, of mean square sum_k W_k^2 amax_k^2 / (12 * 127^2), against
+// the output's own sum_k W_k^2 for the generators' N(0, 1) activations, whose blocks of 32 keep amax
+// below 5 (a chance of 32 * 5.7e-7 per block to pass it): NMSE ~ 25 / (12 * 127^2). Over >= 64 outputs
+// (int8_gemv) the measured ratio stays within 4x of that (an F(64, 64) ratio passes 4 with a chance
+// below 1e-7); plus the output's rounding (2 u_out)^2. The codes, scales and zeros are exact, and the
+// F32 sums' rounding is orders of magnitude below.
+std::optional<Tolerance> tile_gemv_tolerance(int64_t m, int64_t n, DType out) {
+  if (!int8_gemv(m, n)) return std::nullopt;
+  const double per_output = 25.0 / (12.0 * 127.0 * 127.0);
+  return Tolerance{.why = "activations quantized to int8 per 32 rows (d = amax/127): NMSE ~ 25/(12*127^2) for "
+                          "N(0,1) with amax <= 5, x4 for the spread over >= 64 outputs, + output rounding",
+                   .metric = Metric::Nmse,
+                   .max_nmse = 4 * per_output + 4 * unit_roundoff(out) * unit_roundoff(out)};
+}
+
+// The repacked weights of a prepared decode, and the buffers its calls reuse (a launch's executes
+// run one at a time).
+struct TileDecode {
+  std::shared_ptr<const GroupTiles> w;
+  TileActivations act;
+  std::vector<float> a32, out32;
+};
+
+// The GEMV on the tiles; false (nothing written) when an activation is not finite.
+bool gemv_on_tiles(TileDecode& s, int64_t m, TensorMap& t) {
+  const GroupTiles& w = *s.w;
+  const Tensor& a = tensor(t, "a");
+  const float* a32 = a.dtype() == DType::F32 ? a.as<float>() : nullptr;
+  if (!a32) {
+    s.a32.resize(static_cast<size_t>(m * w.k));
+    to_f32(a.dtype(), a.data(), s.a32.data(), m * w.k);
+    a32 = s.a32.data();
+  }
+  if (!quantize_activations(w, a32, m, s.act)) return false;
+  Tensor& out = tensor(t, "out");
+  float* o = output_f32(s.out32, out, m * w.n);
+  tile_gemv(w, s.act, o, w.n);
+  store_output(s.out32, out);
+  return true;
+}
+
+// A decode with enough outputs for the int8 tolerance repacks the weights once here and runs on the
+// tiles; every other call (prefill, a few outputs, activations that are not finite) runs `exact`.
+template <class P, class Exact, class Tile>
+HostRun prepare(const P& p, TensorMap& t, Exact exact, Tile tile) {
+  if (!int8_gemv(p.m, p.n)) return [p, &t, exact] { exact(p, t); };
+  auto state = std::make_shared<TileDecode>();
+  state->w = tile(p, t);
+  return [p, &t, state, exact] {
+    if (!gemv_on_tiles(*state, p.m, t)) exact(p, t);
+  };
+}
+
 }  // namespace
 
 void add_gptq_awq(KernelTable& k) {
-  k.add(ops::gemm_gptq, gemm_gptq);
-  k.add(ops::gemm_awq, gemm_awq);
+  k.add_prepared(
+      ops::gemm_gptq, [](const GptqParams& p, TensorMap& t) { return prepare(p, t, gemm_gptq, tile_gptq); }, {},
+      [](const Problem& pr, const std::string&) {
+        const auto& p = pr.params.as<GptqParams>();
+        return tile_gemv_tolerance(p.m, p.n, pr.dtype);
+      });
+  k.add_prepared(
+      ops::gemm_awq, [](const AwqParams& p, TensorMap& t) { return prepare(p, t, gemm_awq, tile_awq); }, {},
+      [](const Problem& pr, const std::string&) {
+        const auto& p = pr.params.as<AwqParams>();
+        return tile_gemv_tolerance(p.m, p.n, pr.dtype);
+      });
 }
 
 }  // namespace ts::cpu

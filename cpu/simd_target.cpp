@@ -37,6 +37,10 @@ std::string apply(const char* env) {
     hwy::DisableTargets(target - 1);
   }
   const int64_t supported = hwy::SupportedTargets() & HWY_TARGETS;
+  // SupportedTargets() re-detects and points the dispatch at every detected target before applying
+  // the mask (Highway leaves the masked update to its dispatcher): make the next dynamic dispatch
+  // choose again, from the masked set, or the cap never takes effect.
+  hwy::GetChosenTarget().DeInit();
   return hwy::TargetName(supported & -supported);  // the lowest bit is the best target
 }
 
