@@ -260,6 +260,11 @@ HWY_INLINE void DotRow(const uint8_t* HWY_RESTRICT w, int64_t blocks, const floa
 // scale (madd). The offsets and mins never enter the inner loop: they multiply the activations' sums
 // (F32 per 32 for the legacy kinds, int16 per 16 and 32 for the K kinds, in integers too).
 
+// Makes the compiler read v back from memory after this point: broadcasts of its elements are then
+// loads, which x86 does without a vector ALU op, where the compiler, knowing the values in a
+// register, would build each with one or two shuffles.
+template <class T> HWY_INLINE void KeepInMemory(T& v) { asm("" : "+m"(v)); }
+
 // Q4_K / Q5_K's 8 scales and 8 mins as bytes in two words each (ggml's get_scale_min_k4 done on
 // 32-bit words: bytes 0-3 are scales 0-3 and bits 6-7 of scales 4-7, 4-7 the same for the mins,
 // 8-11 the low nibbles of scales 4-7 and the mins' in the high nibbles).
@@ -306,18 +311,25 @@ HWY_INLINE hn::Vec<DI32> Q6ScaledSums(const int8_t* s, const int16_t* bs16) {
   const __m256i sc = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s)));
   return hn::Vec<DI32>{_mm256_madd_epi16(sc, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bs16)))};
 }
-// Q4_K / Q5_K's scales as i16 in both halves of `sc`, their mins as i16 in `mn`.
+// Q4_K / Q5_K's scales, each as an i16 pair in a word of `sc` (a step's madd operand is then one
+// broadcast load, no shuffle), their mins as i16 in `mn`.
 struct K4Scales {
-  __m256i sc;
+  alignas(16) uint32_t sc[8];
   __m128i mn;
 };
 HWY_INLINE K4Scales LoadK4Scales(const uint8_t* q) {
   uint32_t sc[2], mn[2];
   ScalesMinsK4(q, sc, mn);
   const __m128i v = _mm_set_epi32(static_cast<int>(mn[1]), static_cast<int>(mn[0]), static_cast<int>(sc[1]), static_cast<int>(sc[0]));
-  return {_mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(v)), _mm_cvtepu8_epi16(_mm_unpackhi_epi64(v, v))};
+  const __m128i sc16 = _mm_cvtepu8_epi16(v);
+  K4Scales s;
+  _mm_store_si128(reinterpret_cast<__m128i*>(s.sc), _mm_unpacklo_epi16(sc16, sc16));
+  _mm_store_si128(reinterpret_cast<__m128i*>(s.sc + 4), _mm_unpackhi_epi16(sc16, sc16));
+  KeepInMemory(s.sc);
+  s.mn = _mm_cvtepu8_epi16(_mm_unpackhi_epi64(v, v));
+  return s;
 }
-HWY_INLINE StepScale K4Scale(const K4Scales& s, int c) { return SpreadI16(s.sc, c, c); }
+HWY_INLINE StepScale K4Scale(const K4Scales& s, int c) { return _mm256_set1_epi32(static_cast<int>(s.sc[c])); }
 // sum_c mn_c * bs32_c over the 8 sub-blocks (partial sums in i32 lanes).
 HWY_INLINE hn::Vec<DI32> K4ScaledMins(const K4Scales& s, const int16_t* bs32) {
   const __m128i p = _mm_madd_epi16(s.mn, _mm_loadu_si128(reinterpret_cast<const __m128i*>(bs32)));
@@ -456,6 +468,7 @@ HWY_INLINE void DotQ8Legacy(const uint8_t* b, int64_t blk0, int nb, const ActQ8*
       for (int i = 0; i < M; ++i) odd[i] = hn::MulAdd(off, hn::LoadU(DF(), a[i].fs32 + blk0 + j), odd[i]);
     }
   }
+  KeepInMemory(scale);
   // Block j into sums (acc for even j, odd for odd j: the choice must be static to stay in registers).
   const auto block = [&](int j, VF* sums) {
     const uint8_t* qs = b + j * K::kBytes + K::kQs;
@@ -554,10 +567,12 @@ HWY_INLINE void DotRowQ8(const uint8_t* HWY_RESTRICT w, int64_t blocks, const ty
   VF acc[M], acc_odd[M];
   for (int i = 0; i < M; ++i) acc[i] = acc_odd[i] = hn::Zero(DF());
   if constexpr (K::kElems == 32) {
-    for (int64_t blk = 0; blk < blocks; blk += 8) {
+    int64_t blk = 0;
+    for (; blk + 8 <= blocks; blk += 8) {  // 8 blocks a step, a constant count: no branches within
       PrefetchAhead(w + blk * K::kBytes, 8 * K::kBytes);
-      DotQ8Legacy<K, M>(w + blk * K::kBytes, blk, static_cast<int>(std::min<int64_t>(8, blocks - blk)), a, acc, acc_odd);
+      DotQ8Legacy<K, M>(w + blk * K::kBytes, blk, 8, a, acc, acc_odd);
     }
+    if (blk < blocks) DotQ8Legacy<K, M>(w + blk * K::kBytes, blk, static_cast<int>(blocks - blk), a, acc, acc_odd);
   } else {
     int64_t blk = 0;
     for (; blk + 2 <= blocks; blk += 2) {
