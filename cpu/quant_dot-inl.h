@@ -357,11 +357,33 @@ HWY_INLINE hn::Vec<D8> Nibbles32(const uint8_t* p, int /*l*/) {
   const __m256i v = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
   return hn::Vec<D8>{_mm256_and_si256(_mm256_srlv_epi64(v, _mm256_set_epi64x(4, 4, 0, 0)), _mm256_set1_epi8(0xF))};
 }
-// Lanes j.. of the 8 f16 values packed in h (little-endian, 4 per word), widened: built in registers,
-// since 8 two-byte stores read back as one vector would stall on store forwarding.
-HWY_INLINE hn::Vec<hn::Full256<float>> F16Lanes(const uint64_t h[2], int /*j*/) {
-  return hn::Vec<hn::Full256<float>>{_mm256_cvtph_ps(_mm_set_epi64x(static_cast<int64_t>(h[1]), static_cast<int64_t>(h[0])))};
+// The f16 values at p, p + kStride, .. (the first n of 8, the rest 0) in the lanes of a vector:
+// inserted from memory one by one (a vector built from 8 two-byte stores would stall on store
+// forwarding), then lanes j.. of them widened.
+// v into u16 lane j (a constant once the callers' loops unroll: the instruction takes an immediate).
+HWY_INLINE __m128i InsertU16(__m128i h, uint16_t v, int j) {
+  switch (j) {
+    case 0: return _mm_insert_epi16(h, v, 0);
+    case 1: return _mm_insert_epi16(h, v, 1);
+    case 2: return _mm_insert_epi16(h, v, 2);
+    case 3: return _mm_insert_epi16(h, v, 3);
+    case 4: return _mm_insert_epi16(h, v, 4);
+    case 5: return _mm_insert_epi16(h, v, 5);
+    case 6: return _mm_insert_epi16(h, v, 6);
+    default: return _mm_insert_epi16(h, v, 7);
+  }
 }
+template <int64_t kStride> HWY_INLINE __m128i LoadHalves8(const uint8_t* p, int n) {
+  __m128i h = _mm_setzero_si128();
+  for (int j = 0; j < 8; ++j)
+    if (j < n) {
+      uint16_t v;
+      hwy::CopyBytes<2>(p + j * kStride, &v);
+      h = InsertU16(h, v, j);
+    }
+  return h;
+}
+HWY_INLINE hn::Vec<hn::Full256<float>> F16Lanes(__m128i h, int /*j*/) { return hn::Vec<hn::Full256<float>>{_mm256_cvtph_ps(h)}; }
 #else
 // Any other target: a few codes per step, widened to int32.
 using D8 = hn::CappedTag<uint8_t, 4>;
@@ -416,11 +438,17 @@ HWY_INLINE hn::Vec<D8> Nibbles32(const uint8_t* p, int l) {
   const hn::Vec<D8> v = hn::LoadU(D8(), p + (l & 15));
   return l < 16 ? hn::And(v, hn::Set(D8(), 0xF)) : hn::ShiftRight<4>(v);
 }
-HWY_INLINE hn::Vec<hn::Rebind<float, DI32>> F16Lanes(const uint64_t h[2], int j) {
+struct Halves8 {
   uint16_t v[8];
-  hwy::CopyBytes<16>(h, v);
+};
+template <int64_t kStride> HWY_INLINE Halves8 LoadHalves8(const uint8_t* p, int n) {
+  Halves8 h{};
+  for (int j = 0; j < 8 && j < n; ++j) hwy::CopyBytes<2>(p + j * kStride, &h.v[j]);
+  return h;
+}
+HWY_INLINE hn::Vec<hn::Rebind<float, DI32>> F16Lanes(const Halves8& h, int j) {
   const hn::Rebind<float, DI32> df;
-  return hn::PromoteTo(df, hn::LoadU(hn::Rebind<hwy::float16_t, decltype(df)>(), reinterpret_cast<const hwy::float16_t*>(v + j)));
+  return hn::PromoteTo(df, hn::LoadU(hn::Rebind<hwy::float16_t, decltype(df)>(), reinterpret_cast<const hwy::float16_t*>(h.v + j)));
 }
 #endif
 using DF = hn::Rebind<float, DI32>;
@@ -434,18 +462,6 @@ HWY_INLINE void AddScaled(VF& acc, hn::Vec<DI32> isum, float scale) {
   acc = hn::MulAdd(hn::ConvertTo(DF(), isum), hn::Set(DF(), scale), acc);
 }
 
-// The f16 values at p, p + kStride, .. (the first min(n, 4) of 4, the rest 0) packed in a word, in
-// registers: a loop of fixed length, so that no array goes through memory.
-template <int64_t kStride> HWY_INLINE uint64_t PackHalves(const uint8_t* p, int n) {
-  uint64_t r = 0;
-  for (int j = 0; j < 4; ++j)
-    if (j < n) {
-      uint16_t v;
-      hwy::CopyBytes<2>(p + j * kStride, &v);
-      r |= static_cast<uint64_t>(v) << (16 * j);
-    }
-  return r;
-}
 // Blocks of 32 (Q4_0, Q4_1, Q8_0), nb <= 8 of them from block blk0 of the row: their f16 scales (and
 // mins) widened 8 at a time, the offsets (-8 d for Q4_0, m for Q4_1) times the activation sums as one
 // vector FMA, then per block an integer dot and one FMA. acc[i] and odd[i]: two sums per row (the
@@ -453,12 +469,8 @@ template <int64_t kStride> HWY_INLINE uint64_t PackHalves(const uint8_t* p, int 
 template <class K, int M>
 HWY_INLINE void DotQ8Legacy(const uint8_t* b, int64_t blk0, int nb, const ActQ8* a, VF* acc, VF* odd) {
   // nb < 8: the missing blocks' scales are 0.
-  const uint64_t dh[2] = {PackHalves<K::kBytes>(b, nb), PackHalves<K::kBytes>(b + 4 * K::kBytes, nb - 4)};
-  uint64_t mh[2] = {0, 0};
-  if constexpr (K::kMinAt != 0) {
-    mh[0] = PackHalves<K::kBytes>(b + K::kMinAt, nb);
-    mh[1] = PackHalves<K::kBytes>(b + 4 * K::kBytes + K::kMinAt, nb - 4);
-  }
+  const auto dh = LoadHalves8<K::kBytes>(b, nb);
+  const auto mh = LoadHalves8<K::kBytes>(b + K::kMinAt, K::kMinAt != 0 ? nb : 0);
   float scale[M][8];
   for (int j = 0; j < 8; j += kNF) {
     const VF d = F16Lanes(dh, j);

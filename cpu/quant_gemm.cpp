@@ -45,6 +45,34 @@ void SumsPer16Rows(const float* a, int64_t m, int64_t k, float* sums) {
   for (int64_t i = 0; i < m; ++i) SumsPer16(a + i * k, k, sums + i * (k / kSumSpan));
 }
 
+// `count` blocks of n values of x (n a multiple of 16) to int8 q: per block d = amax / 127 and
+// q = round(x / d) to nearest, ties to even, so |x - d q| <= d / 2 (|q| <= 127, never -128: the
+// signed dot's sign trick needs it); sums16[j] = the sum of q over values 16 j .. 16 j + 15.
+void QuantizeBlocks(const float* HWY_RESTRICT x, int64_t count, int n, int8_t* HWY_RESTRICT q, float* HWY_RESTRICT d,
+                    int32_t* HWY_RESTRICT sums16) {
+  const DQ df;
+  const DQI di;
+  const hn::Rebind<int8_t, DQ> d8;
+  const int N = static_cast<int>(hn::Lanes(df));
+  for (int64_t b = 0; b < count; ++b) {
+    const float* xb = x + b * n;
+    VQ vmax = hn::Zero(df);
+    for (int l = 0; l < n; l += N) vmax = hn::Max(vmax, hn::Abs(hn::LoadU(df, xb + l)));
+    const float amax = hn::GetLane(hn::MaxOfLanes(df, vmax));
+    const VQ inv = hn::Set(df, amax > 0 ? 127.0f / amax : 0.0f);
+    for (int j = 0; j < n / 16; ++j) {
+      VQI sum = hn::Zero(di);
+      for (int l = 16 * j; l < 16 * j + 16; l += N) {
+        const VQI v = hn::Min(hn::Max(hn::NearestInt(hn::Mul(hn::LoadU(df, xb + l), inv)), hn::Set(di, -127)), hn::Set(di, 127));
+        sum = hn::Add(sum, v);
+        hn::StoreU(hn::DemoteTo(d8, v), d8, q + b * n + l);
+      }
+      sums16[b * (n / 16) + j] = hn::GetLane(hn::SumOfLanes(di, sum));
+    }
+    d[b] = amax / 127.0f;
+  }
+}
+
 template <class K, int M>
 HWY_FLATTEN void GemvRowsOf(const float* a, const float* sums, int64_t k, const uint8_t* w, int64_t r0, int64_t r1, float* out,
                 int64_t ldo) {
@@ -102,7 +130,6 @@ HWY_AFTER_NAMESPACE();
 #include <cblas.h>
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <optional>
 #include <vector>
@@ -120,6 +147,7 @@ HWY_EXPORT(DecodeRows);
 HWY_EXPORT(SumsPer16Rows);
 HWY_EXPORT(Gemv);
 HWY_EXPORT(GemvQ8);
+HWY_EXPORT(QuantizeBlocks);
 
 namespace {
 constexpr int64_t kMaxGemvRows = 4;  // above this, sgemm on decoded panels reuses the weights better
@@ -155,30 +183,6 @@ QuantActivations::QuantActivations(DType dt, const void* a, int64_t m, int64_t k
   }
 }
 
-namespace {
-// x[0, n) (n a multiple of 16) to q with d = amax / 127 and q = round(x / d) to nearest, ties to
-// even, so |x - d q| <= d / 2 (|q| <= 127, never -128: the signed dot's sign trick needs it);
-// sums16[j] = the sum of q over values 16 j .. 16 j + 15. Returns d.
-float quantize_block(const float* x, int n, int8_t* q, int32_t* sums16) {
-  float amax = 0;
-  for (int l = 0; l < n; ++l) amax = std::max(amax, std::fabs(x[l]));
-  const float inv = amax > 0 ? 127.0f / amax : 0.0f;
-  // 1.5 * 2^23 added and taken away rounds to an integer in the current (nearest-even) mode, in a
-  // form the compiler vectorizes (|x * inv| <= 127.00002, far inside the trick's 2^22).
-  constexpr float kMagic = 12582912.0f;
-  for (int j = 0; j < n / 16; ++j) {
-    int32_t sum = 0;
-    for (int l = 16 * j; l < 16 * j + 16; ++l) {
-      const int32_t v = std::bit_cast<int32_t>(x[l] * inv + kMagic) - std::bit_cast<int32_t>(kMagic);
-      q[l] = static_cast<int8_t>(std::clamp(v, -127, 127));
-      sum += q[l];
-    }
-    sums16[j] = sum;
-  }
-  return amax / 127.0f;
-}
-}  // namespace
-
 void QuantActivations::quantize_int8() {
   const int64_t blocks = m * k / 32;
   q8.resize(static_cast<size_t>(m * k));
@@ -186,13 +190,12 @@ void QuantActivations::quantize_int8() {
   d8.resize(static_cast<size_t>(blocks + 8));
   fs32.resize(static_cast<size_t>(blocks + 8));
   fs16.resize(static_cast<size_t>(2 * blocks));
-  for (int64_t b = 0; b < blocks; ++b) {
-    int32_t sum[2];
-    const float d = quantize_block(a32.data() + 32 * b, 32, q8.data() + 32 * b, sum);
-    d8[static_cast<size_t>(b)] = d;
-    fs16[static_cast<size_t>(2 * b)] = d * static_cast<float>(sum[0]);
-    fs16[static_cast<size_t>(2 * b + 1)] = d * static_cast<float>(sum[1]);
-    fs32[static_cast<size_t>(b)] = d * static_cast<float>(sum[0] + sum[1]);
+  std::vector<int32_t> sums(static_cast<size_t>(2 * blocks));
+  HWY_DYNAMIC_DISPATCH(QuantizeBlocks)(a32.data(), blocks, 32, q8.data(), d8.data(), sums.data());
+  for (size_t b = 0; b < static_cast<size_t>(blocks); ++b) {
+    fs16[2 * b] = d8[b] * static_cast<float>(sums[2 * b]);
+    fs16[2 * b + 1] = d8[b] * static_cast<float>(sums[2 * b + 1]);
+    fs32[b] = d8[b] * static_cast<float>(sums[2 * b] + sums[2 * b + 1]);
   }
   for (int64_t i = 0; i < m; ++i) {
     const size_t at = static_cast<size_t>(i * k);
@@ -201,17 +204,15 @@ void QuantActivations::quantize_int8() {
 }
 
 void QuantActivations::quantize_int8_k() {
-  const int64_t blocks = m * k / 256;
   q8k.resize(static_cast<size_t>(m * k));
-  d8k.resize(static_cast<size_t>(blocks));
+  d8k.resize(static_cast<size_t>(m * k / 256));
   bs16.resize(static_cast<size_t>(m * k / 16));
   bs32.resize(static_cast<size_t>(m * k / 32));
-  for (int64_t b = 0; b < blocks; ++b) {
-    int32_t sum[16];
-    d8k[static_cast<size_t>(b)] = quantize_block(a32.data() + 256 * b, 256, q8k.data() + 256 * b, sum);
-    for (int j = 0; j < 16; ++j) bs16[static_cast<size_t>(16 * b + j)] = static_cast<int16_t>(sum[j]);
-    for (int j = 0; j < 8; ++j) bs32[static_cast<size_t>(8 * b + j)] = static_cast<int16_t>(sum[2 * j] + sum[2 * j + 1]);
-  }
+  std::vector<int32_t> sums(bs16.size());
+  HWY_DYNAMIC_DISPATCH(QuantizeBlocks)(a32.data(), m * k / 256, 256, q8k.data(), d8k.data(), sums.data());
+  // |a 16-sum| <= 16 * 127 and |a 32-sum| <= 32 * 127: both fit int16.
+  for (size_t j = 0; j < bs16.size(); ++j) bs16[j] = static_cast<int16_t>(sums[j]);
+  for (size_t j = 0; j < bs32.size(); ++j) bs32[j] = static_cast<int16_t>(sums[2 * j] + sums[2 * j + 1]);
   for (int64_t i = 0; i < m; ++i) {
     const size_t at = static_cast<size_t>(i * k);
     rows8k.push_back({q8k.data() + at, d8k.data() + at / 256, bs16.data() + at / 16, bs32.data() + at / 32});
