@@ -391,6 +391,14 @@ template <int64_t kStride> HWY_INLINE __m128i LoadHalves8(const uint8_t* p, int 
   return h;
 }
 HWY_INLINE hn::Vec<hn::Full256<float>> F16Lanes(__m128i h, int /*j*/) { return hn::Vec<hn::Full256<float>>{_mm256_cvtph_ps(h)}; }
+// x = p's f16 times f, y = the next f16 times f, each across the lanes (one conversion for both).
+HWY_INLINE void HalvesTimes(const uint8_t* p, float f, hn::Vec<hn::Full256<float>>& x, hn::Vec<hn::Full256<float>>& y) {
+  uint32_t w;
+  hwy::CopyBytes<4>(p, &w);
+  const __m128 v = _mm_mul_ps(_mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(w))), _mm_set1_ps(f));
+  x = hn::Vec<hn::Full256<float>>{_mm256_broadcastss_ps(v)};
+  y = hn::Vec<hn::Full256<float>>{_mm256_broadcastss_ps(_mm_movehdup_ps(v))};
+}
 #else
 // Any other target: a few codes per step, widened to int32.
 using D8 = hn::CappedTag<uint8_t, 4>;
@@ -452,6 +460,10 @@ template <int64_t kStride> HWY_INLINE Halves8 LoadHalves8(const uint8_t* p, int 
   Halves8 h{};
   for (int j = 0; j < 8 && j < n; ++j) hwy::CopyBytes<2>(p + j * kStride, &h.v[j]);
   return h;
+}
+HWY_INLINE void HalvesTimes(const uint8_t* p, float f, hn::Vec<hn::Rebind<float, DI32>>& x, hn::Vec<hn::Rebind<float, DI32>>& y) {
+  x = hn::Set(hn::Rebind<float, DI32>(), LoadHalf(p) * f);
+  y = hn::Set(hn::Rebind<float, DI32>(), LoadHalf(p + 2) * f);
 }
 HWY_INLINE hn::Vec<hn::Rebind<float, DI32>> F16Lanes(const Halves8& h, int j) {
   const hn::Rebind<float, DI32> df;
@@ -518,7 +530,6 @@ HWY_INLINE void DotQ8Legacy(const uint8_t* b, int64_t blk0, int nb, const ActQ8*
 // (|sum| <= 8 * 32 * 31 * 127 * 63 < 2^26: no overflow, and its F32 rounding is far below da's.)
 template <int M, class Codes>
 HWY_INLINE void DotQ8K4(const uint8_t* b, int64_t blk, const ActQ8K* a, VF* acc, Codes&& codes) {
-  const float d = LoadHalf(b), dmin = LoadHalf(b + 2);
   const K4Scales s = LoadK4Scales(b + 4);
   hn::Vec<DI32> isum[M];
   for (int i = 0; i < M; ++i) isum[i] = hn::Zero(DI32());
@@ -530,9 +541,10 @@ HWY_INLINE void DotQ8K4(const uint8_t* b, int64_t blk, const ActQ8K* a, VF* acc,
     }
   }
   for (int i = 0; i < M; ++i) {
-    const float da = a[i].d[blk];
-    AddScaled(acc[i], isum[i], d * da);
-    acc[i] = hn::NegMulAdd(hn::ConvertTo(DF(), K4ScaledMins(s, a[i].bs32 + 8 * blk)), hn::Set(DF(), dmin * da), acc[i]);
+    VF d_da, dmin_da;
+    HalvesTimes(b, a[i].d[blk], d_da, dmin_da);
+    acc[i] = hn::MulAdd(hn::ConvertTo(DF(), isum[i]), d_da, acc[i]);
+    acc[i] = hn::NegMulAdd(hn::ConvertTo(DF(), K4ScaledMins(s, a[i].bs32 + 8 * blk)), dmin_da, acc[i]);
   }
 }
 template <int M> HWY_INLINE void DotQ8Block(BlockQ4_K, const uint8_t* b, int64_t blk, const ActQ8K* a, VF* acc) {
