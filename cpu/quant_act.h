@@ -1,6 +1,9 @@
 #pragma once
 // One activation row quantized to int8 for the decode GEMV's integer dot (cpu/quant_dot-inl.h),
-// filled once per call by QuantActivations (cpu/quant_gemm.h).
+// filled once per call by QuantActivations (cpu/quant_gemm.h). Two layouts: blocks of 32 for the
+// kinds whose weight scales are per 32 (Q4_0, Q4_1, Q8_0), and blocks of 256 with one scale each for
+// the K kinds, whose integer sums then run over a whole weight block before a single F32 multiply.
+
 #include <cstdint>
 
 namespace ts::cpu {
@@ -10,6 +13,13 @@ struct ActQ8 {
   const float* d;     // k / 32 scales
   const float* fs32;  // d[b] * sum of q over block b
   const float* fs16;  // d[j / 2] * sum of q over values 16 j .. 16 j + 15
+};
+
+struct ActQ8K {
+  const int8_t* q;      // k values
+  const float* d;       // k / 256 scales
+  const int16_t* bs16;  // sum of q over values 16 j .. 16 j + 15 (|sum| <= 16 * 127)
+  const int16_t* bs32;  // sum of q over values 32 j .. 32 j + 31
 };
 
 }  // namespace ts::cpu

@@ -72,6 +72,7 @@ HWY_INLINE void ScaleMinK4(int j, const uint8_t* q, int& sc, int& m) {
 
 // Q4_0 {d f16, qs[16]}: d * q - 8 d; values 0-15 in the low nibbles, 16-31 in the high ones.
 struct BlockQ4_0 {
+  using Act = ActQ8;  // the activation layout of its integer dot
   static constexpr int64_t kElems = 32, kBytes = 18;
   static constexpr bool kBiased = false;
   // For the integer dot: where the codes start, the f16 min's offset (0: none), the zero code.
@@ -86,6 +87,7 @@ struct BlockQ4_0 {
 
 // Q4_1 {d f16, m f16, qs[16]}: d * q + m, nibbles as Q4_0.
 struct BlockQ4_1 {
+  using Act = ActQ8;  // the activation layout of its integer dot
   static constexpr int64_t kElems = 32, kBytes = 20;
   static constexpr bool kBiased = true;
   static constexpr int kQs = 4, kMinAt = 2, kZero = 0;
@@ -99,6 +101,7 @@ struct BlockQ4_1 {
 
 // Q8_0 {d f16, qs[32] int8}: d * q.
 struct BlockQ8_0 {
+  using Act = ActQ8;  // the activation layout of its integer dot
   static constexpr int64_t kElems = 32, kBytes = 34;
   static constexpr bool kBiased = false;
   static constexpr int kQs = 2, kMinAt = 0, kZero = 0;
@@ -111,6 +114,7 @@ struct BlockQ8_0 {
 // Q4_K {d f16, dmin f16, scales[12], qs[128]}: sub-block s is d sc_s * q - dmin m_s; each 32 bytes of
 // qs hold sub-block 2c in the low nibbles and 2c + 1 in the high ones.
 struct BlockQ4_K {
+  using Act = ActQ8K;  // the activation layout of its integer dot
   static constexpr int64_t kElems = 256, kBytes = 144;
   static constexpr bool kBiased = true;
   template <class F> static HWY_INLINE void ForEachSub(const uint8_t* b, F&& f) {
@@ -130,6 +134,7 @@ struct BlockQ4_K {
 // Q5_K {d f16, dmin f16, scales[12], qh[32], qs[128]}: as Q4_K with a fifth bit, bit s of qh[l] for
 // value l of sub-block s.
 struct BlockQ5_K {
+  using Act = ActQ8K;  // the activation layout of its integer dot
   static constexpr int64_t kElems = 256, kBytes = 176;
   static constexpr bool kBiased = true;
   template <class F> static HWY_INLINE void ForEachSub(const uint8_t* b, F&& f) {
@@ -157,6 +162,7 @@ struct BlockQ5_K {
 // Per half of 128 values, value l + 32 j (j = 0..3, l < 32) takes its low 4 bits from ql[l + 32 (j & 1)]
 // (low nibble for j < 2, high for j >= 2) and its top 2 bits from bits 2j, 2j + 1 of qh[l].
 struct BlockQ6_K {
+  using Act = ActQ8K;  // the activation layout of its integer dot
   static constexpr int64_t kElems = 256, kBytes = 210;
   static constexpr bool kBiased = false;
   template <class F> static HWY_INLINE void ForEachSub(const uint8_t* b, F&& f) {
@@ -244,13 +250,32 @@ HWY_INLINE void DotRow(const uint8_t* HWY_RESTRICT w, int64_t blocks, const floa
 
 // ---- The decode GEMV's integer dot: weight codes times activations quantized to int8 ----
 //
-// The activation rows are quantized once per call (QuantizeActivations in cpu/quant_gemm.cpp) to
-// int8 in blocks of 32 with an F32 scale da each, plus the F32 products da * (sum of the block's int8
-// values) per 32 and per 16 for the offset / min terms. A weight block's codes are non-negative
-// (Q8_0's signed ones take the sign trick), so 32 codes times 32 int8 activations are one unsigned x
-// signed byte multiply with pairwise i16 sums and a widening pair sum to i32 (x86's maddubs + madd;
-// no pair sum can saturate: 2 * 63 * 127 < 2^15), then one convert and one F32 FMA per 32 codes with
-// d_w * sc * da. The offsets and mins never enter the inner loop: they multiply the activation sums.
+// The activation rows are quantized once per call (QuantActivations in cpu/quant_gemm.cpp) to int8
+// with an F32 scale da per block: blocks of 32 for Q4_0, Q4_1 and Q8_0 (their weight scales change
+// every 32 values anyway), of 256 for the K kinds, so that a whole K block's integer sums, each
+// sub-block's integer scale applied in integers, meet a single F32 multiply by d_w * da. A weight
+// block's codes are non-negative (Q8_0's signed ones take the sign trick), so 32 codes times 32 int8
+// activations are one unsigned x signed byte multiply with pairwise i16 sums (x86's maddubs; no pair
+// sum can saturate: 2 * 63 * 127 < 2^15) and a pair sum to i32 that also applies the sub-block's
+// scale (madd). The offsets and mins never enter the inner loop: they multiply the activations' sums
+// (F32 per 32 for the legacy kinds, int16 per 16 and 32 for the K kinds, in integers too).
+
+// Makes the compiler read v back from memory after this point: broadcasts of its elements are then
+// loads, which x86 does without a vector ALU op, where the compiler, knowing the values in a
+// register, would build each with one or two shuffles.
+template <class T> HWY_INLINE void KeepInMemory(T& v) { asm("" : "+m"(v)); }
+
+// Q4_K / Q5_K's 8 scales and 8 mins as bytes in two words each (ggml's get_scale_min_k4 done on
+// 32-bit words: bytes 0-3 are scales 0-3 and bits 6-7 of scales 4-7, 4-7 the same for the mins,
+// 8-11 the low nibbles of scales 4-7 and the mins' in the high nibbles).
+HWY_INLINE void ScalesMinsK4(const uint8_t* q, uint32_t sc[2], uint32_t mn[2]) {
+  uint32_t u[3];  // three loads straight from the block, not a copy read back from the stack
+  for (int w = 0; w < 3; ++w) hwy::CopyBytes<4>(q + 4 * w, &u[w]);
+  sc[0] = u[0] & 0x3F3F3F3Fu;
+  sc[1] = (u[2] & 0x0F0F0F0Fu) | ((u[0] >> 2) & 0x30303030u);
+  mn[0] = u[1] & 0x3F3F3F3Fu;
+  mn[1] = ((u[2] >> 4) & 0x0F0F0F0Fu) | ((u[1] >> 2) & 0x30303030u);
+}
 
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
 // 32 codes per step (AVX-512 targets run the same 256-bit code: the GEMV is bound by memory).
@@ -261,6 +286,9 @@ HWY_INLINE __m256i LoadA8(const int8_t* a) { return _mm256_loadu_si256(reinterpr
 HWY_INLINE hn::Vec<DI32> DotU8(hn::Vec<D8> w, const int8_t* a, int /*l*/) {
   return hn::Vec<DI32>{_mm256_madd_epi16(_mm256_maddubs_epi16(w.raw, LoadA8(a)), _mm256_set1_epi16(1))};
 }
+// A sub-block scale for the 32 codes of one step: i16 lanes, the first 8 weighting codes 0-15 and the
+// last 8 codes 16-31 (Q6_K's sub-blocks of 16 take two scales in one step).
+using StepScale = __m256i;
 // Q6_K's 16 int8 scales as i16: 0-7 in both halves of `low`, 8-15 in both halves of `high`.
 struct Q6Scales {
   __m256i low, high;
@@ -269,16 +297,54 @@ HWY_INLINE Q6Scales LoadQ6Scales(const int8_t* s) {
   const __m256i v = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s)));
   return {_mm256_permute2x128_si256(v, v, 0x00), _mm256_permute2x128_si256(v, v, 0x11)};
 }
-// The scales of sub-blocks 8h + 2j and 8h + 2j + 1, each across the i16 lanes of its 16 codes.
-HWY_INLINE __m256i Q6Pair(const Q6Scales& s, int h, int j) {
-  const char a = static_cast<char>(4 * j), b = static_cast<char>(4 * j + 2);
-  const __m256i pick = _mm256_setr_epi8(a, a + 1, a, a + 1, a, a + 1, a, a + 1, a, a + 1, a, a + 1, a, a + 1, a, a + 1,
-                                        b, b + 1, b, b + 1, b, b + 1, b, b + 1, b, b + 1, b, b + 1, b, b + 1, b, b + 1);
-  return _mm256_shuffle_epi8(h == 0 ? s.low : s.high, pick);
+// i16 lane pair (2a, 2a + 1) of v across the lanes of its low half, (2b, 2b + 1) across the high.
+HWY_INLINE __m256i SpreadI16(__m256i v, int a, int b) {
+  const char x = static_cast<char>(2 * a), y = static_cast<char>(2 * b);
+  return _mm256_shuffle_epi8(v, _mm256_setr_epi8(x, x + 1, x, x + 1, x, x + 1, x, x + 1, x, x + 1, x, x + 1, x, x + 1,
+                                                 x, x + 1, y, y + 1, y, y + 1, y, y + 1, y, y + 1, y, y + 1, y, y + 1,
+                                                 y, y + 1, y, y + 1));
 }
-// As DotU8, codes 0-15 of the 32 weighted by one sub-block's scale and 16-31 by the next's.
-HWY_INLINE hn::Vec<DI32> DotU8Halves(hn::Vec<D8> w, const int8_t* a, int /*l*/, __m256i pair) {
-  return hn::Vec<DI32>{_mm256_madd_epi16(_mm256_maddubs_epi16(w.raw, LoadA8(a)), pair)};
+// The scales of sub-blocks 8h + 2j and 8h + 2j + 1, over codes 0-15 and 16-31 of a step.
+HWY_INLINE StepScale Q6Pair(const Q6Scales& s, int h, int j) { return SpreadI16(h == 0 ? s.low : s.high, 2 * j, 2 * j + 1); }
+// sum_s sc_s * bs16_s over a Q6_K block's 16 sub-blocks (the partial sums in i32 lanes).
+HWY_INLINE hn::Vec<DI32> Q6ScaledSums(const int8_t* s, const int16_t* bs16) {
+  const __m256i sc = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s)));
+  return hn::Vec<DI32>{_mm256_madd_epi16(sc, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bs16)))};
+}
+// Q4_K / Q5_K's scales, each as an i16 pair in a word of `sc` (a step's madd operand is then one
+// broadcast load, no shuffle), their mins as i16 in `mn`.
+struct K4Scales {
+  alignas(16) uint32_t sc[8];
+  __m128i mn;
+};
+HWY_INLINE K4Scales LoadK4Scales(const uint8_t* q) {
+  // ScalesMinsK4 on the words of one vector (fewer instructions than on scalar words): from
+  // u = (u0, u1, u2, -), lo = u & 0x3F.. is (scales 0-3, mins 0-3) and
+  // hi = ((u2, u2 >> 4) & 0x0F..) | ((u0, u1) >> 2 & 0x30..) is (scales 4-7, mins 4-7).
+  // (16 bytes read: the 4 past the 12 stay inside the block, in its codes, and reach no used lane.)
+  const __m128i u = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
+  const __m128i lo = _mm_and_si128(u, _mm_set1_epi8(0x3F));
+  const __m128i u22 = _mm_srlv_epi32(_mm_shuffle_epi32(u, _MM_SHUFFLE(2, 2, 2, 2)), _mm_setr_epi32(0, 4, 0, 0));
+  const __m128i hi = _mm_or_si128(_mm_and_si128(u22, _mm_set1_epi8(0x0F)),
+                                  _mm_and_si128(_mm_srli_epi32(u, 2), _mm_set1_epi8(0x30)));
+  const __m128i v = _mm_unpacklo_epi32(lo, hi);  // scales 0-7, then mins 0-7
+  const __m128i sc16 = _mm_cvtepu8_epi16(v);
+  K4Scales s;
+  _mm_store_si128(reinterpret_cast<__m128i*>(s.sc), _mm_unpacklo_epi16(sc16, sc16));
+  _mm_store_si128(reinterpret_cast<__m128i*>(s.sc + 4), _mm_unpackhi_epi16(sc16, sc16));
+  KeepInMemory(s.sc);
+  s.mn = _mm_cvtepu8_epi16(_mm_unpackhi_epi64(v, v));
+  return s;
+}
+HWY_INLINE StepScale K4Scale(const K4Scales& s, int c) { return _mm256_set1_epi32(static_cast<int>(s.sc[c])); }
+// sum_c mn_c * bs32_c over the 8 sub-blocks (partial sums in i32 lanes).
+HWY_INLINE hn::Vec<DI32> K4ScaledMins(const K4Scales& s, const int16_t* bs32) {
+  const __m128i p = _mm_madd_epi16(s.mn, _mm_loadu_si128(reinterpret_cast<const __m128i*>(bs32)));
+  return hn::Vec<DI32>{_mm256_zextsi128_si256(p)};
+}
+// As DotU8, each code's product also times its scale in `scale`.
+HWY_INLINE hn::Vec<DI32> DotU8Scaled(hn::Vec<D8> w, const int8_t* a, int /*l*/, StepScale scale) {
+  return hn::Vec<DI32>{_mm256_madd_epi16(_mm256_maddubs_epi16(w.raw, LoadA8(a)), scale)};
 }
 // The bits `mask` << from of each byte moved to bit 4 on (Q5_K's fifth bit, Q6_K's top two): an AND,
 // then one 16-bit shift (the kept bits never cross into the next byte).
@@ -298,10 +364,40 @@ HWY_INLINE hn::Vec<D8> Nibbles32(const uint8_t* p, int /*l*/) {
   const __m256i v = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
   return hn::Vec<D8>{_mm256_and_si256(_mm256_srlv_epi64(v, _mm256_set_epi64x(4, 4, 0, 0)), _mm256_set1_epi8(0xF))};
 }
-// Lanes j.. of the 8 f16 values packed in h (little-endian, 4 per word), widened: built in registers,
-// since 8 two-byte stores read back as one vector would stall on store forwarding.
-HWY_INLINE hn::Vec<hn::Full256<float>> F16Lanes(const uint64_t h[2], int /*j*/) {
-  return hn::Vec<hn::Full256<float>>{_mm256_cvtph_ps(_mm_set_epi64x(static_cast<int64_t>(h[1]), static_cast<int64_t>(h[0])))};
+// The f16 values at p, p + kStride, .. (the first n of 8, the rest 0) in the lanes of a vector:
+// inserted from memory one by one (a vector built from 8 two-byte stores would stall on store
+// forwarding), then lanes j.. of them widened.
+// v into u16 lane j (a constant once the callers' loops unroll: the instruction takes an immediate).
+HWY_INLINE __m128i InsertU16(__m128i h, uint16_t v, int j) {
+  switch (j) {
+    case 0: return _mm_insert_epi16(h, v, 0);
+    case 1: return _mm_insert_epi16(h, v, 1);
+    case 2: return _mm_insert_epi16(h, v, 2);
+    case 3: return _mm_insert_epi16(h, v, 3);
+    case 4: return _mm_insert_epi16(h, v, 4);
+    case 5: return _mm_insert_epi16(h, v, 5);
+    case 6: return _mm_insert_epi16(h, v, 6);
+    default: return _mm_insert_epi16(h, v, 7);
+  }
+}
+template <int64_t kStride> HWY_INLINE __m128i LoadHalves8(const uint8_t* p, int n) {
+  __m128i h = _mm_setzero_si128();
+  for (int j = 0; j < 8; ++j)
+    if (j < n) {
+      uint16_t v;
+      hwy::CopyBytes<2>(p + j * kStride, &v);
+      h = InsertU16(h, v, j);
+    }
+  return h;
+}
+HWY_INLINE hn::Vec<hn::Full256<float>> F16Lanes(__m128i h, int /*j*/) { return hn::Vec<hn::Full256<float>>{_mm256_cvtph_ps(h)}; }
+// x = p's f16 times f, y = the next f16 times f, each across the lanes (one conversion for both).
+HWY_INLINE void HalvesTimes(const uint8_t* p, float f, hn::Vec<hn::Full256<float>>& x, hn::Vec<hn::Full256<float>>& y) {
+  uint32_t w;
+  hwy::CopyBytes<4>(p, &w);
+  const __m128 v = _mm_mul_ps(_mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(w))), _mm_set1_ps(f));
+  x = hn::Vec<hn::Full256<float>>{_mm256_broadcastss_ps(v)};
+  y = hn::Vec<hn::Full256<float>>{_mm256_broadcastss_ps(_mm_movehdup_ps(v))};
 }
 #else
 // Any other target: a few codes per step, widened to int32.
@@ -311,16 +407,41 @@ HWY_INLINE hn::Vec<DI32> WidenA8(const int8_t* a) { return hn::PromoteTo(DI32(),
 HWY_INLINE hn::Vec<DI32> DotU8(hn::Vec<D8> w, const int8_t* a, int /*l*/) {
   return hn::Mul(hn::PromoteTo(DI32(), w), WidenA8(a));
 }
+// The scales of a step's codes 0-15 and 16-31 (a step of at most 4 codes never straddles them).
+struct StepScale {
+  int lo, hi;
+};
 struct Q6Scales {
   const int8_t* s;
 };
 HWY_INLINE Q6Scales LoadQ6Scales(const int8_t* s) { return {s}; }
-struct Q6PairOf {
-  int lo, hi;
+HWY_INLINE StepScale Q6Pair(const Q6Scales& s, int h, int j) { return {s.s[8 * h + 2 * j], s.s[8 * h + 2 * j + 1]}; }
+// A scalar sum as a vector: lane 0 holds it, the others 0 (the final lane sum adds it once).
+HWY_INLINE hn::Vec<DI32> InLane0(int32_t v) { return hn::IfThenElseZero(hn::FirstN(DI32(), 1), hn::Set(DI32(), v)); }
+HWY_INLINE hn::Vec<DI32> Q6ScaledSums(const int8_t* s, const int16_t* bs16) {
+  int32_t t = 0;
+  for (int j = 0; j < 16; ++j) t += s[j] * bs16[j];
+  return InLane0(t);
+}
+struct K4Scales {
+  uint8_t sc[8], mn[8];
 };
-HWY_INLINE Q6PairOf Q6Pair(const Q6Scales& s, int h, int j) { return {s.s[8 * h + 2 * j], s.s[8 * h + 2 * j + 1]}; }
-HWY_INLINE hn::Vec<DI32> DotU8Halves(hn::Vec<D8> w, const int8_t* a, int l, Q6PairOf pair) {
-  return hn::Mul(DotU8(w, a, l), hn::Set(DI32(), l < 16 ? pair.lo : pair.hi));
+HWY_INLINE K4Scales LoadK4Scales(const uint8_t* q) {
+  uint32_t sc[2], mn[2];
+  ScalesMinsK4(q, sc, mn);
+  K4Scales s;
+  hwy::CopyBytes<8>(sc, s.sc);
+  hwy::CopyBytes<8>(mn, s.mn);
+  return s;
+}
+HWY_INLINE StepScale K4Scale(const K4Scales& s, int c) { return {s.sc[c], s.sc[c]}; }
+HWY_INLINE hn::Vec<DI32> K4ScaledMins(const K4Scales& s, const int16_t* bs32) {
+  int32_t t = 0;
+  for (int c = 0; c < 8; ++c) t += s.mn[c] * bs32[c];
+  return InLane0(t);
+}
+HWY_INLINE hn::Vec<DI32> DotU8Scaled(hn::Vec<D8> w, const int8_t* a, int l, StepScale scale) {
+  return hn::Mul(DotU8(w, a, l), hn::Set(DI32(), l < 16 ? scale.lo : scale.hi));
 }
 HWY_INLINE hn::Vec<D8> BitsTo4(hn::Vec<D8> v, int from, int mask) {
   return hn::ShiftLeft<4>(hn::And(hn::ShiftRightSame(v, from), hn::Set(D8(), static_cast<uint8_t>(mask))));
@@ -332,11 +453,21 @@ HWY_INLINE hn::Vec<D8> Nibbles32(const uint8_t* p, int l) {
   const hn::Vec<D8> v = hn::LoadU(D8(), p + (l & 15));
   return l < 16 ? hn::And(v, hn::Set(D8(), 0xF)) : hn::ShiftRight<4>(v);
 }
-HWY_INLINE hn::Vec<hn::Rebind<float, DI32>> F16Lanes(const uint64_t h[2], int j) {
+struct Halves8 {
   uint16_t v[8];
-  hwy::CopyBytes<16>(h, v);
+};
+template <int64_t kStride> HWY_INLINE Halves8 LoadHalves8(const uint8_t* p, int n) {
+  Halves8 h{};
+  for (int j = 0; j < 8 && j < n; ++j) hwy::CopyBytes<2>(p + j * kStride, &h.v[j]);
+  return h;
+}
+HWY_INLINE void HalvesTimes(const uint8_t* p, float f, hn::Vec<hn::Rebind<float, DI32>>& x, hn::Vec<hn::Rebind<float, DI32>>& y) {
+  x = hn::Set(hn::Rebind<float, DI32>(), LoadHalf(p) * f);
+  y = hn::Set(hn::Rebind<float, DI32>(), LoadHalf(p + 2) * f);
+}
+HWY_INLINE hn::Vec<hn::Rebind<float, DI32>> F16Lanes(const Halves8& h, int j) {
   const hn::Rebind<float, DI32> df;
-  return hn::PromoteTo(df, hn::LoadU(hn::Rebind<hwy::float16_t, decltype(df)>(), reinterpret_cast<const hwy::float16_t*>(v + j)));
+  return hn::PromoteTo(df, hn::LoadU(hn::Rebind<hwy::float16_t, decltype(df)>(), reinterpret_cast<const hwy::float16_t*>(h.v + j)));
 }
 #endif
 using DF = hn::Rebind<float, DI32>;
@@ -350,52 +481,6 @@ HWY_INLINE void AddScaled(VF& acc, hn::Vec<DI32> isum, float scale) {
   acc = hn::MulAdd(hn::ConvertTo(DF(), isum), hn::Set(DF(), scale), acc);
 }
 
-// acc += sum_j coef * code[j] * f[j] for the n (a multiple of 8) byte codes (unsigned U, or signed),
-// a vector F32 product (mins against the activation sums) that the final lane sum completes.
-template <class T> HWY_INLINE void AddCodeProducts(VF& acc, const T* code, const float* f, int n, float coef) {
-  const hn::Rebind<T, DF> dc;
-  const VF vc = hn::Set(DF(), coef);
-  for (int j = 0; j < n; j += kNF) {
-    const VF c = hn::ConvertTo(DF(), hn::PromoteTo(DI32(), hn::LoadU(dc, code + j)));
-    acc = hn::MulAdd(hn::Mul(c, vc), hn::LoadU(DF(), f + j), acc);
-  }
-}
-
-// Q4_K / Q5_K's 8 scales and 8 mins unpacked from their 12 bytes (ggml's get_scale_min_k4 done on
-// 32-bit words: bytes 0-3 are scales 0-3 and bits 6-7 of scales 4-7, 4-7 the same for the mins,
-// 8-11 the low nibbles of scales 4-7 and the mins' in the high nibbles).
-HWY_INLINE void ScalesMinsK4(const uint8_t* q, uint8_t sc[8], uint8_t mn[8]) {
-  uint32_t u[3];  // three loads straight from the block, not a copy read back from the stack
-  for (int w = 0; w < 3; ++w) hwy::CopyBytes<4>(q + 4 * w, &u[w]);
-  const uint32_t s[2] = {u[0] & 0x3F3F3F3Fu, (u[2] & 0x0F0F0F0Fu) | ((u[0] >> 2) & 0x30303030u)};
-  const uint32_t m[2] = {u[1] & 0x3F3F3F3Fu, ((u[2] >> 4) & 0x0F0F0F0Fu) | ((u[1] >> 2) & 0x30303030u)};
-  hwy::CopyBytes<8>(s, sc);
-  hwy::CopyBytes<8>(m, mn);
-}
-
-// scale[i][s] = d * sc[s] * da_i[s] for the 8 sub-blocks of 32 of a K block (activation block b0 on).
-template <int M>
-HWY_INLINE void SubScales(float d, const uint8_t sc[8], const ActQ8* a, int64_t b0, float (*scale)[8]) {
-  const hn::Rebind<uint8_t, DF> dc;
-  for (int j = 0; j < 8; j += kNF) {
-    const VF s = hn::Mul(hn::ConvertTo(DF(), hn::PromoteTo(DI32(), hn::LoadU(dc, sc + j))), hn::Set(DF(), d));
-    for (int i = 0; i < M; ++i) hn::StoreU(hn::Mul(s, hn::LoadU(DF(), a[i].d + b0 + j)), DF(), scale[i] + j);
-  }
-}
-
-// The f16 values at p, p + kStride, .. (the first min(n, 4) of 4, the rest 0) packed in a word, in
-// registers: a loop of fixed length, so that no array goes through memory.
-template <int64_t kStride> HWY_INLINE uint64_t PackHalves(const uint8_t* p, int n) {
-  uint64_t r = 0;
-  for (int j = 0; j < 4; ++j)
-    if (j < n) {
-      uint16_t v;
-      hwy::CopyBytes<2>(p + j * kStride, &v);
-      r |= static_cast<uint64_t>(v) << (16 * j);
-    }
-  return r;
-}
-
 // Blocks of 32 (Q4_0, Q4_1, Q8_0), nb <= 8 of them from block blk0 of the row: their f16 scales (and
 // mins) widened 8 at a time, the offsets (-8 d for Q4_0, m for Q4_1) times the activation sums as one
 // vector FMA, then per block an integer dot and one FMA. acc[i] and odd[i]: two sums per row (the
@@ -403,12 +488,8 @@ template <int64_t kStride> HWY_INLINE uint64_t PackHalves(const uint8_t* p, int 
 template <class K, int M>
 HWY_INLINE void DotQ8Legacy(const uint8_t* b, int64_t blk0, int nb, const ActQ8* a, VF* acc, VF* odd) {
   // nb < 8: the missing blocks' scales are 0.
-  const uint64_t dh[2] = {PackHalves<K::kBytes>(b, nb), PackHalves<K::kBytes>(b + 4 * K::kBytes, nb - 4)};
-  uint64_t mh[2] = {0, 0};
-  if constexpr (K::kMinAt != 0) {
-    mh[0] = PackHalves<K::kBytes>(b + K::kMinAt, nb);
-    mh[1] = PackHalves<K::kBytes>(b + 4 * K::kBytes + K::kMinAt, nb - 4);
-  }
+  const auto dh = LoadHalves8<K::kBytes>(b, nb);
+  const auto mh = LoadHalves8<K::kBytes>(b + K::kMinAt, K::kMinAt != 0 ? nb : 0);
   float scale[M][8];
   for (int j = 0; j < 8; j += kNF) {
     const VF d = F16Lanes(dh, j);
@@ -418,6 +499,7 @@ HWY_INLINE void DotQ8Legacy(const uint8_t* b, int64_t blk0, int nb, const ActQ8*
       for (int i = 0; i < M; ++i) odd[i] = hn::MulAdd(off, hn::LoadU(DF(), a[i].fs32 + blk0 + j), odd[i]);
     }
   }
+  KeepInMemory(scale);
   // Block j into sums (acc for even j, odd for odd j: the choice must be static to stay in registers).
   const auto block = [&](int j, VF* sums) {
     const uint8_t* qs = b + j * K::kBytes + K::kQs;
@@ -442,66 +524,63 @@ HWY_INLINE void DotQ8Legacy(const uint8_t* b, int64_t blk0, int nb, const ActQ8*
   }
   if (j < nb) block(j, acc);
 }
-// Q4_K and Q5_K: codes(c, l) gives codes l.. of sub-block c (of 8).
+
+// Q4_K and Q5_K: codes(c, l) gives codes l.. of sub-block c (of 8). A block's integer sum
+// sum_c sc_c * (codes_c . a_c) times d * da, less dmin * da * sum_c m_c * bs32_c.
+// (|sum| <= 8 * 32 * 31 * 127 * 63 < 2^26: no overflow, and its F32 rounding is far below da's.)
 template <int M, class Codes>
-HWY_INLINE void DotQ8K4(const uint8_t* b, int64_t blk, const ActQ8* a, VF* acc, Codes&& codes) {
-  const float d = LoadHalf(b), dmin = LoadHalf(b + 2);
-  alignas(16) uint8_t sc[8], mn[8];
-  ScalesMinsK4(b + 4, sc, mn);
-  float scale[M][8];
-  SubScales<M>(d, sc, a, 8 * blk, scale);
-  for (int i = 0; i < M; ++i) AddCodeProducts(acc[i], mn, a[i].fs32 + 8 * blk, 8, -dmin);
-  // Odd sub-blocks into a second sum: two FMA chains instead of one long one.
-  VF odd[M];
-  for (int i = 0; i < M; ++i) odd[i] = hn::Zero(DF());
+HWY_INLINE void DotQ8K4(const uint8_t* b, int64_t blk, const ActQ8K* a, VF* acc, Codes&& codes) {
+  const K4Scales s = LoadK4Scales(b + 4);
+  hn::Vec<DI32> isum[M];
+  for (int i = 0; i < M; ++i) isum[i] = hn::Zero(DI32());
   for (int c = 0; c < 8; ++c) {
-    hn::Vec<DI32> isum[M];
-    for (int i = 0; i < M; ++i) isum[i] = hn::Zero(DI32());
+    const StepScale sc = K4Scale(s, c);
     for (int l = 0; l < 32; l += kN8) {
       const V8 w = codes(c, l);
-      for (int i = 0; i < M; ++i) isum[i] = hn::Add(isum[i], DotU8(w, a[i].q + 256 * blk + 32 * c + l, l));
+      for (int i = 0; i < M; ++i) isum[i] = hn::Add(isum[i], DotU8Scaled(w, a[i].q + 256 * blk + 32 * c + l, l, sc));
     }
-    for (int i = 0; i < M; ++i) AddScaled(c % 2 == 0 ? acc[i] : odd[i], isum[i], scale[i][c]);
   }
-  for (int i = 0; i < M; ++i) acc[i] = hn::Add(acc[i], odd[i]);
+  for (int i = 0; i < M; ++i) {
+    VF d_da, dmin_da;
+    HalvesTimes(b, a[i].d[blk], d_da, dmin_da);
+    acc[i] = hn::MulAdd(hn::ConvertTo(DF(), isum[i]), d_da, acc[i]);
+    acc[i] = hn::NegMulAdd(hn::ConvertTo(DF(), K4ScaledMins(s, a[i].bs32 + 8 * blk)), dmin_da, acc[i]);
+  }
 }
-template <int M> HWY_INLINE void DotQ8Block(BlockQ4_K, const uint8_t* b, int64_t blk, const ActQ8* a, VF* acc) {
+template <int M> HWY_INLINE void DotQ8Block(BlockQ4_K, const uint8_t* b, int64_t blk, const ActQ8K* a, VF* acc) {
   DotQ8K4<M>(b, blk, a, acc, [b](int c, int l) {
     const V8 v = hn::LoadU(D8(), b + 16 + 32 * (c / 2) + l);
     return c % 2 == 0 ? hn::And(v, hn::Set(D8(), 0xF)) : hn::ShiftRight<4>(v);
   });
 }
-template <int M> HWY_INLINE void DotQ8Block(BlockQ5_K, const uint8_t* b, int64_t blk, const ActQ8* a, VF* acc) {
+template <int M> HWY_INLINE void DotQ8Block(BlockQ5_K, const uint8_t* b, int64_t blk, const ActQ8K* a, VF* acc) {
   DotQ8K4<M>(b, blk, a, acc, [b](int c, int l) {
-    const V8 v = hn::LoadU(D8(), b + 48 + 32 * (c / 2) + l);
+    const V8 v = hn::LoadU(D8(), b + 16 + 32 + 32 * (c / 2) + l);
     const V8 lo = c % 2 == 0 ? hn::And(v, hn::Set(D8(), 0xF)) : hn::ShiftRight<4>(v);
     return hn::Or(lo, BitsTo4(hn::LoadU(D8(), b + 16 + l), c, 1));
   });
 }
 // Q6_K: chunk j (of 4) of half h holds sub-blocks 8h + 2j and 8h + 2j + 1; the -32 offset is
-// -32 d sum_s sc_s fs16_s over the block's 16 sub-blocks.
-template <int M> HWY_INLINE void DotQ8Block(BlockQ6_K, const uint8_t* b, int64_t blk, const ActQ8* a, VF* acc) {
+// -32 sum_s sc_s bs16_s over the block's 16 sub-blocks, in the same integer sum, times d * da.
+// (|sum| <= 256 * 63 * 127 * 128 + 32 * 16 * 128 * 2032 < 2^29.)
+template <int M> HWY_INLINE void DotQ8Block(BlockQ6_K, const uint8_t* b, int64_t blk, const ActQ8K* a, VF* acc) {
   const float d = LoadHalf(b + 208);
   const int8_t* scales = reinterpret_cast<const int8_t*>(b + 192);
-  for (int i = 0; i < M; ++i) AddCodeProducts(acc[i], scales, a[i].fs16 + 16 * blk, 16, -32 * d);
+  hn::Vec<DI32> isum[M];
+  for (int i = 0; i < M; ++i) isum[i] = hn::Neg(hn::ShiftLeft<5>(Q6ScaledSums(scales, a[i].bs16 + 16 * blk)));
   const Q6Scales sc = LoadQ6Scales(scales);
-  VF odd[M];
-  for (int i = 0; i < M; ++i) odd[i] = hn::Zero(DF());
   for (int h = 0; h < 2; ++h)
     for (int j = 0; j < 4; ++j) {
-      hn::Vec<DI32> isum[M];
-      for (int i = 0; i < M; ++i) isum[i] = hn::Zero(DI32());
-      const auto pair = Q6Pair(sc, h, j);
+      const StepScale pair = Q6Pair(sc, h, j);
       for (int l = 0; l < 32; l += kN8) {
         const V8 q = hn::LoadU(D8(), b + 64 * h + 32 * (j & 1) + l);
         const V8 top = BitsTo4(hn::LoadU(D8(), b + 128 + 32 * h + l), 2 * j, 3);
         const V8 w = hn::Or(j >= 2 ? hn::ShiftRight<4>(q) : hn::And(q, hn::Set(D8(), 0xF)), top);
         for (int i = 0; i < M; ++i)
-          isum[i] = hn::Add(isum[i], DotU8Halves(w, a[i].q + 256 * blk + 128 * h + 32 * j + l, l, pair));
+          isum[i] = hn::Add(isum[i], DotU8Scaled(w, a[i].q + 256 * blk + 128 * h + 32 * j + l, l, pair));
       }
-      for (int i = 0; i < M; ++i) AddScaled(j % 2 == 0 ? acc[i] : odd[i], isum[i], d * a[i].d[8 * blk + 4 * h + j]);
     }
-  for (int i = 0; i < M; ++i) acc[i] = hn::Add(acc[i], odd[i]);
+  for (int i = 0; i < M; ++i) AddScaled(acc[i], isum[i], d * a[i].d[blk]);
 }
 
 // The weights a little ahead of the ones about to be read (`bytes` of them, from `at` + kAhead):
@@ -514,15 +593,17 @@ HWY_INLINE void PrefetchAhead(const uint8_t* at, int64_t bytes) {
 
 // out[i * ldo] = row i of a . the weight row w (`blocks` blocks of kind K), for M quantized rows.
 template <class K, int M>
-HWY_INLINE void DotRowQ8(const uint8_t* HWY_RESTRICT w, int64_t blocks, const ActQ8* a, float* out, int64_t ldo) {
+HWY_INLINE void DotRowQ8(const uint8_t* HWY_RESTRICT w, int64_t blocks, const typename K::Act* a, float* out, int64_t ldo) {
   // Even and odd blocks into separate sums, so that consecutive blocks' FMAs do not wait on each other.
   VF acc[M], acc_odd[M];
   for (int i = 0; i < M; ++i) acc[i] = acc_odd[i] = hn::Zero(DF());
   if constexpr (K::kElems == 32) {
-    for (int64_t blk = 0; blk < blocks; blk += 8) {
+    int64_t blk = 0;
+    for (; blk + 8 <= blocks; blk += 8) {  // 8 blocks a step, a constant count: no branches within
       PrefetchAhead(w + blk * K::kBytes, 8 * K::kBytes);
-      DotQ8Legacy<K, M>(w + blk * K::kBytes, blk, static_cast<int>(std::min<int64_t>(8, blocks - blk)), a, acc, acc_odd);
+      DotQ8Legacy<K, M>(w + blk * K::kBytes, blk, 8, a, acc, acc_odd);
     }
+    if (blk < blocks) DotQ8Legacy<K, M>(w + blk * K::kBytes, blk, static_cast<int>(blocks - blk), a, acc, acc_odd);
   } else {
     int64_t blk = 0;
     for (; blk + 2 <= blocks; blk += 2) {

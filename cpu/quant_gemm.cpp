@@ -8,6 +8,8 @@
 #define HWY_TARGET_INCLUDE "cpu/quant_gemm.cpp"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 
+#include <type_traits>
+
 #include "core/kinds.h"
 #include "cpu/quant_dot-inl.h"
 #include "hwy/highway.h"
@@ -43,6 +45,34 @@ void SumsPer16Rows(const float* a, int64_t m, int64_t k, float* sums) {
   for (int64_t i = 0; i < m; ++i) SumsPer16(a + i * k, k, sums + i * (k / kSumSpan));
 }
 
+// `count` blocks of n values of x (n a multiple of 16) to int8 q: per block d = amax / 127 and
+// q = round(x / d) to nearest, ties to even, so |x - d q| <= d / 2 (|q| <= 127, never -128: the
+// signed dot's sign trick needs it); sums16[j] = the sum of q over values 16 j .. 16 j + 15.
+void QuantizeBlocks(const float* HWY_RESTRICT x, int64_t count, int n, int8_t* HWY_RESTRICT q, float* HWY_RESTRICT d,
+                    int32_t* HWY_RESTRICT sums16) {
+  const DQ df;
+  const DQI di;
+  const hn::Rebind<int8_t, DQ> d8;
+  const int N = static_cast<int>(hn::Lanes(df));
+  for (int64_t b = 0; b < count; ++b) {
+    const float* xb = x + b * n;
+    VQ vmax = hn::Zero(df);
+    for (int l = 0; l < n; l += N) vmax = hn::Max(vmax, hn::Abs(hn::LoadU(df, xb + l)));
+    const float amax = hn::GetLane(hn::MaxOfLanes(df, vmax));
+    const VQ inv = hn::Set(df, amax > 0 ? 127.0f / amax : 0.0f);
+    for (int j = 0; j < n / 16; ++j) {
+      VQI sum = hn::Zero(di);
+      for (int l = 16 * j; l < 16 * j + 16; l += N) {
+        const VQI v = hn::Min(hn::Max(hn::NearestInt(hn::Mul(hn::LoadU(df, xb + l), inv)), hn::Set(di, -127)), hn::Set(di, 127));
+        sum = hn::Add(sum, v);
+        hn::StoreU(hn::DemoteTo(d8, v), d8, q + b * n + l);
+      }
+      sums16[b * (n / 16) + j] = hn::GetLane(hn::SumOfLanes(di, sum));
+    }
+    d[b] = amax / 127.0f;
+  }
+}
+
 template <class K, int M>
 HWY_FLATTEN void GemvRowsOf(const float* a, const float* sums, int64_t k, const uint8_t* w, int64_t r0, int64_t r1, float* out,
                 int64_t ldo) {
@@ -67,21 +97,28 @@ void Gemv(QuantKind kind, const float* a, const float* sums, int64_t m, int64_t 
 }
 
 template <class K, int M>
-HWY_FLATTEN void GemvQ8RowsOf(const ActQ8* a, int64_t k, const uint8_t* w, int64_t r0, int64_t r1, float* out, int64_t ldo) {
+HWY_FLATTEN void GemvQ8RowsOf(const typename K::Act* a, int64_t k, const uint8_t* w, int64_t r0, int64_t r1, float* out,
+                              int64_t ldo) {
   const int64_t blocks = k / K::kElems;
   for (int64_t r = r0; r < r1; ++r) DotRowQ8<K, M>(w + r * blocks * K::kBytes, blocks, a, out + r, ldo);
 }
 
-// As Gemv, on the m activation rows quantized to int8 (the integer dot of cpu/quant_dot-inl.h).
-void GemvQ8(QuantKind kind, const ActQ8* a, int64_t m, int64_t k, const uint8_t* w, int64_t r0, int64_t r1, float* out,
-            int64_t ldo) {
+// As Gemv, on the m activation rows quantized to int8 (the integer dot of cpu/quant_dot-inl.h): in
+// blocks of 32 (a) for the legacy kinds, of 256 (ak) for the K kinds.
+void GemvQ8(QuantKind kind, const ActQ8* a, const ActQ8K* ak, int64_t m, int64_t k, const uint8_t* w, int64_t r0,
+            int64_t r1, float* out, int64_t ldo) {
   VisitKind(kind, [&](auto block) {
     using K = decltype(block);
+    const typename K::Act* act = nullptr;
+    if constexpr (std::is_same_v<typename K::Act, ActQ8>)
+      act = a;
+    else
+      act = ak;
     switch (m) {
-      case 1: return GemvQ8RowsOf<K, 1>(a, k, w, r0, r1, out, ldo);
-      case 2: return GemvQ8RowsOf<K, 2>(a, k, w, r0, r1, out, ldo);
-      case 3: return GemvQ8RowsOf<K, 3>(a, k, w, r0, r1, out, ldo);
-      default: return GemvQ8RowsOf<K, 4>(a, k, w, r0, r1, out, ldo);
+      case 1: return GemvQ8RowsOf<K, 1>(act, k, w, r0, r1, out, ldo);
+      case 2: return GemvQ8RowsOf<K, 2>(act, k, w, r0, r1, out, ldo);
+      case 3: return GemvQ8RowsOf<K, 3>(act, k, w, r0, r1, out, ldo);
+      default: return GemvQ8RowsOf<K, 4>(act, k, w, r0, r1, out, ldo);
     }
   });
 }
@@ -110,6 +147,7 @@ HWY_EXPORT(DecodeRows);
 HWY_EXPORT(SumsPer16Rows);
 HWY_EXPORT(Gemv);
 HWY_EXPORT(GemvQ8);
+HWY_EXPORT(QuantizeBlocks);
 
 namespace {
 constexpr int64_t kMaxGemvRows = 4;  // above this, sgemm on decoded panels reuses the weights better
@@ -132,19 +170,19 @@ void dequantize(const QuantRowsParams& p, TensorMap& t) {
 
 bool int8_gemv(int64_t m, int64_t outputs) { return m <= kMaxGemvRows && m * outputs >= kMinInt8Outputs; }
 
-QuantActivations::QuantActivations(DType dt, const void* a, int64_t m, int64_t k, bool int8) : m(m), k(k) {
+QuantActivations::QuantActivations(DType dt, const void* a, int64_t m, int64_t k, bool int8, bool int8_k) : m(m), k(k) {
   a32.resize(static_cast<size_t>(m * k));
   to_f32(dt, a, a32.data(), m * k);
   if (m > kMaxGemvRows) return;
-  if (int8 && k % 32 == 0 && std::all_of(a32.begin(), a32.end(), [](float x) { return std::isfinite(x); })) {
-    quantize_int8();
-    return;
+  const bool finite = (int8 || int8_k) && std::all_of(a32.begin(), a32.end(), [](float x) { return std::isfinite(x); });
+  if (finite && int8 && k % 32 == 0) quantize_int8();
+  if (finite && int8_k && k % 256 == 0) quantize_int8_k();
+  if ((int8 && rows8.empty()) || (int8_k && rows8k.empty()) || (!int8 && !int8_k)) {
+    sums.resize(static_cast<size_t>(m * (k / 16)));
+    HWY_DYNAMIC_DISPATCH(SumsPer16Rows)(a32.data(), m, k, sums.data());
   }
-  sums.resize(static_cast<size_t>(m * (k / 16)));
-  HWY_DYNAMIC_DISPATCH(SumsPer16Rows)(a32.data(), m, k, sums.data());
 }
 
-// Blocks of 32: d = amax / 127, q = round(a / d) to nearest (ties to even), so |a - d q| <= d / 2.
 void QuantActivations::quantize_int8() {
   const int64_t blocks = m * k / 32;
   q8.resize(static_cast<size_t>(m * k));
@@ -152,21 +190,12 @@ void QuantActivations::quantize_int8() {
   d8.resize(static_cast<size_t>(blocks + 8));
   fs32.resize(static_cast<size_t>(blocks + 8));
   fs16.resize(static_cast<size_t>(2 * blocks));
-  for (int64_t b = 0; b < blocks; ++b) {
-    const float* x = a32.data() + 32 * b;
-    float amax = 0;
-    for (int l = 0; l < 32; ++l) amax = std::max(amax, std::fabs(x[l]));
-    const float d = amax / 127.0f, inv = amax > 0 ? 127.0f / amax : 0.0f;
-    int sum[2] = {0, 0};
-    for (int l = 0; l < 32; ++l) {
-      const int q = static_cast<int>(std::nearbyint(x[l] * inv));
-      q8[static_cast<size_t>(32 * b + l)] = static_cast<int8_t>(std::clamp(q, -127, 127));
-      sum[l / 16] += q8[static_cast<size_t>(32 * b + l)];
-    }
-    d8[static_cast<size_t>(b)] = d;
-    fs16[static_cast<size_t>(2 * b)] = d * static_cast<float>(sum[0]);
-    fs16[static_cast<size_t>(2 * b + 1)] = d * static_cast<float>(sum[1]);
-    fs32[static_cast<size_t>(b)] = d * static_cast<float>(sum[0] + sum[1]);
+  std::vector<int32_t> sums(static_cast<size_t>(2 * blocks));
+  HWY_DYNAMIC_DISPATCH(QuantizeBlocks)(a32.data(), blocks, 32, q8.data(), d8.data(), sums.data());
+  for (size_t b = 0; b < static_cast<size_t>(blocks); ++b) {
+    fs16[2 * b] = d8[b] * static_cast<float>(sums[2 * b]);
+    fs16[2 * b + 1] = d8[b] * static_cast<float>(sums[2 * b + 1]);
+    fs32[b] = d8[b] * static_cast<float>(sums[2 * b] + sums[2 * b + 1]);
   }
   for (int64_t i = 0; i < m; ++i) {
     const size_t at = static_cast<size_t>(i * k);
@@ -174,20 +203,38 @@ void QuantActivations::quantize_int8() {
   }
 }
 
+void QuantActivations::quantize_int8_k() {
+  q8k.resize(static_cast<size_t>(m * k));
+  d8k.resize(static_cast<size_t>(m * k / 256));
+  bs16.resize(static_cast<size_t>(m * k / 16));
+  bs32.resize(static_cast<size_t>(m * k / 32));
+  std::vector<int32_t> sums(bs16.size());
+  HWY_DYNAMIC_DISPATCH(QuantizeBlocks)(a32.data(), m * k / 256, 256, q8k.data(), d8k.data(), sums.data());
+  // |a 16-sum| <= 16 * 127 and |a 32-sum| <= 32 * 127: both fit int16.
+  for (size_t j = 0; j < bs16.size(); ++j) bs16[j] = static_cast<int16_t>(sums[j]);
+  for (size_t j = 0; j < bs32.size(); ++j) bs32[j] = static_cast<int16_t>(sums[2 * j] + sums[2 * j + 1]);
+  for (int64_t i = 0; i < m; ++i) {
+    const size_t at = static_cast<size_t>(i * k);
+    rows8k.push_back({q8k.data() + at, d8k.data() + at / 256, bs16.data() + at / 16, bs32.data() + at / 32});
+  }
+}
+
 void gguf_gemm(QuantKind kind, const QuantActivations& a, const uint8_t* w, int64_t n_rows, float* out, int64_t ldo) {
   const int64_t m = a.m, k = a.k;
   check(m < (1LL << 31) && n_rows < (1LL << 31) && k < (1LL << 31) && ldo < (1LL << 31),
         "gemm_quant: dimensions exceed the BLAS int range");
-  if (!a.rows8.empty()) {
+  const bool k_blocks = quant::block_format(kind).block_elems == 256;
+  if (k_blocks ? !a.rows8k.empty() : !a.rows8.empty()) {
     // Many small tasks taken in turn rather than one half per thread: a thread the machine delays
     // (other work on its core) then costs a task, not half the call.
     const int64_t tasks = std::clamp<int64_t>(n_rows * k / (1 << 18), 1, 64);
     parallel_tasks(tasks, [&](int64_t t) {
-      HWY_DYNAMIC_DISPATCH(GemvQ8)(kind, a.rows8.data(), m, k, w, n_rows * t / tasks, n_rows * (t + 1) / tasks, out, ldo);
+      HWY_DYNAMIC_DISPATCH(GemvQ8)(kind, a.rows8.data(), a.rows8k.data(), m, k, w, n_rows * t / tasks, n_rows * (t + 1) / tasks, out, ldo);
     });
     return;
   }
   if (m <= kMaxGemvRows) {
+    check(!a.sums.empty(), "gemm_quant: internal: activations prepared for the int8 GEMV of other kinds");
     parallel_for(n_rows, std::max<int64_t>(4, 65536 / (k * m)), [&](int64_t r0, int64_t r1) {
       HWY_DYNAMIC_DISPATCH(Gemv)(kind, a.a32.data(), a.sums.data(), m, k, w, r0, r1, out, ldo);
     });
@@ -220,10 +267,14 @@ float* output_f32(std::vector<float>& scratch, Tensor& out, int64_t elems) {
 
 namespace {
 
+// The K kinds' GEMV takes activations in blocks of 256, the others in blocks of 32.
+bool k_blocks(QuantKind kind) { return quant::block_format(kind).block_elems == 256; }
+
 void gemm_quant(const GemmQuantParams& p, TensorMap& t) {
   const Tensor& a = tensor(t, "a");
   Tensor& out = tensor(t, "out");
-  const QuantActivations act(a.dtype(), a.data(), p.m, p.n_cols, int8_gemv(p.m, p.n_rows));
+  const bool int8 = int8_gemv(p.m, p.n_rows);
+  const QuantActivations act(a.dtype(), a.data(), p.m, p.n_cols, int8 && !k_blocks(p.kind), int8 && k_blocks(p.kind));
   std::vector<float> scratch;
   float* o = output_f32(scratch, out, p.m * p.n_rows);
   gguf_gemm(p.kind, act, tensor(t, "weight").as<uint8_t>(), p.n_rows, o, p.n_rows);
@@ -234,7 +285,10 @@ void gemm_quant_fused(const GemmQuantFusedParams& p, TensorMap& t) {
   const Tensor& a = tensor(t, "a");
   Tensor& out = tensor(t, "out");
   const int64_t total = p.total_rows();
-  const QuantActivations act(a.dtype(), a.data(), p.m, p.n_cols, int8_gemv(p.m, total));
+  const bool int8 = int8_gemv(p.m, total);
+  bool of32 = false, of256 = false;
+  for (int i = 0; i < p.parts(); ++i) (k_blocks(p.kind[i]) ? of256 : of32) = int8;
+  const QuantActivations act(a.dtype(), a.data(), p.m, p.n_cols, of32, of256);
   std::vector<float> scratch;
   float* o = output_f32(scratch, out, p.m * total);
   int64_t col0 = 0;
@@ -246,22 +300,30 @@ void gemm_quant_fused(const GemmQuantFusedParams& p, TensorMap& t) {
 }
 
 // The int8 GEMV's outputs against the exact product. Each activation a moves to d q with
-// |a - d q| <= d / 2, d = amax / 127 of its block of 32: an error spread uniformly over
-// [-amax / 254, amax / 254], variance amax^2 / (12 * 127^2), independent across the k terms. An
-// output sum_c w_c a_c then errs by sum_c w_c e_c, of mean square sum_c w_c^2 amax_c^2 / (12 * 127^2)
-// against the output's own sum_c w_c^2 sigma^2 for N(0, sigma) activations: the NMSE is about
-// (amax / sigma)^2 / (12 * 127^2). The generators' activations are N(0, 1) and a block of 32 has its
-// amax below 5 sigma (a chance of 32 * 5.7e-7 per block to exceed it): 25 / 193548 = 1.3e-4. With
-// 64 outputs or more (int8_gemv) the measured ratio of the two mean squares stays within a factor 4
-// of its expectation (an F(64, 64) ratio exceeds 4 with a chance below 1e-7), so the bound is 4x
-// that, plus the output's own rounding (2 u_out)^2. The weights are decoded exactly and summed in
-// F32, whose error is orders of magnitude below.
-std::optional<Tolerance> int8_gemv_tolerance(int64_t m, int64_t outputs, DType out) {
+// |a - d q| <= d / 2, d = amax / 127 of its block (32 values, or 256 for the K kinds): an error
+// spread uniformly over [-amax / 254, amax / 254], variance amax^2 / (12 * 127^2), independent across
+// the k terms. An output sum_c w_c a_c then errs by sum_c w_c e_c, of mean square
+// sum_c w_c^2 amax_c^2 / (12 * 127^2) against the output's own sum_c w_c^2 sigma^2 for N(0, sigma)
+// activations: the NMSE is about (amax / sigma)^2 / (12 * 127^2). The generators' activations are
+// N(0, 1). A block of 32 has its amax below 5 sigma (a chance of 32 * 5.7e-7 = 1.8e-5 per block to
+// exceed it): 25 / 193548 = 1.3e-4. A block of 256 is held to the same confidence at 5.5 sigma
+// (256 * 3.8e-8 = 9.7e-6 per block): 30.25 / 193548 = 1.6e-4. With 64 outputs or more (int8_gemv)
+// the measured ratio of the two mean squares stays within a factor 4 of its expectation (an
+// F(64, 64) ratio exceeds 4 with a chance below 1e-7), so the bound is 4x that, plus the output's
+// own rounding (2 u_out)^2. The weights are decoded exactly, the products summed exactly in int32
+// and scaled in F32, whose error is orders of magnitude below. A fused call with any K part takes
+// the 256 bound (the NMSE over all its outputs is a mix of the two).
+std::optional<Tolerance> int8_gemv_tolerance(int64_t m, int64_t outputs, bool any_k_blocks, DType out) {
   if (!int8_gemv(m, outputs)) return std::nullopt;
-  const double quantum = 25.0 / (12.0 * 127.0 * 127.0);
+  const double amax = any_k_blocks ? 5.5 : 5.0;
+  const double quantum = amax * amax / (12.0 * 127.0 * 127.0);
   const double rounding = 4 * unit_roundoff(out) * unit_roundoff(out);
-  return Tolerance{.why = "activations quantized to int8 per 32 (d = amax/127): NMSE ~ (amax/sigma)^2/(12*127^2), "
-                          "amax <= 5 sigma for N(0,1), x4 for the spread over >= 64 outputs, + output rounding",
+  return Tolerance{.why = any_k_blocks ? "activations quantized to int8 per 256 (d = amax/127): NMSE ~ "
+                                         "(amax/sigma)^2/(12*127^2), amax <= 5.5 sigma for N(0,1), x4 for the "
+                                         "spread over >= 64 outputs, + output rounding"
+                                       : "activations quantized to int8 per 32 (d = amax/127): NMSE ~ "
+                                         "(amax/sigma)^2/(12*127^2), amax <= 5 sigma for N(0,1), x4 for the "
+                                         "spread over >= 64 outputs, + output rounding",
                    .metric = Metric::Nmse,
                    .max_nmse = 4 * quantum + rounding};
 }
@@ -272,11 +334,13 @@ void add_quant(KernelTable& k) {
   k.add(ops::dequantize, dequantize);
   k.add(ops::gemm_quant, gemm_quant, {}, [](const Problem& pr, const std::string&) {
     const auto& p = pr.params.as<GemmQuantParams>();
-    return int8_gemv_tolerance(p.m, p.n_rows, pr.dtype);
+    return int8_gemv_tolerance(p.m, p.n_rows, k_blocks(p.kind), pr.dtype);
   });
   k.add(ops::gemm_quant_fused, gemm_quant_fused, {}, [](const Problem& pr, const std::string&) {
     const auto& p = pr.params.as<GemmQuantFusedParams>();
-    return int8_gemv_tolerance(p.m, p.total_rows(), pr.dtype);
+    bool any_k = false;
+    for (int i = 0; i < p.parts(); ++i) any_k = any_k || k_blocks(p.kind[i]);
+    return int8_gemv_tolerance(p.m, p.total_rows(), any_k, pr.dtype);
   });
 }
 

@@ -10,19 +10,23 @@
 
 namespace ts::cpu {
 
-// a[m, k] in F32, and for a GEMV (small m) either the sums of each 16 values of every row (the exact
-// GEMV) or, with `int8` and finite activations, the rows quantized to int8 blocks (the fast one).
+// a[m, k] in F32, and for a GEMV (small m) the rows quantized to int8 for the fast GEMV (with finite
+// activations: `int8` in blocks of 32 for Q4_0 / Q4_1 / Q8_0, `int8_k` in blocks of 256 for the K
+// kinds), or else the sums of each 16 values of every row (the exact GEMV).
 struct QuantActivations {
-  QuantActivations(DType dt, const void* a, int64_t m, int64_t k, bool int8 = false);
+  QuantActivations(DType dt, const void* a, int64_t m, int64_t k, bool int8 = false, bool int8_k = false);
   int64_t m, k;
   std::vector<float> a32;
   std::vector<float> sums;
-  std::vector<ActQ8> rows8;  // one per row when quantized, else empty
-  std::vector<int8_t> q8;
-  std::vector<float> d8, fs32, fs16;
+  std::vector<ActQ8> rows8;    // one per row when quantized in blocks of 32, else empty
+  std::vector<ActQ8K> rows8k;  // one per row when quantized in blocks of 256, else empty
+  std::vector<int8_t> q8, q8k;
+  std::vector<float> d8, fs32, fs16, d8k;
+  std::vector<int16_t> bs16, bs32;
 
  private:
   void quantize_int8();
+  void quantize_int8_k();
 };
 
 // Whether the GGUF GEMV of m activation rows and `outputs` values per row quantizes its activations
