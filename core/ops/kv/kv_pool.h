@@ -15,7 +15,8 @@ namespace ts::kvq {
 std::vector<TensorDecl> pool_decls(KvDtype k, const paged::Pool& pool, Role role);
 
 // Positions [0, len) of the sequence whose blocks `table` lists hold N(0,1) rows stored through
-// store_row (position 0 of kv head 0 a zero row, scale 0); every other slot is NaN (F16, BF16,
+// store_row (position 0 of kv head 0 a zero row, scale 0; for I8 / F8_E4M3, positions 1 .. 4 of kv
+// head 0 every code in turn); every other slot is NaN (F16, BF16,
 // F8_E4M3) or random bytes with a NaN scale (I8), so a read of one shows.
 void fill_pools(KvDtype k, const paged::Pool& pool, TensorMap& t, const Tensor& table, int64_t len, Rng& r);
 
