@@ -40,6 +40,7 @@ std::unique_ptr<Backend> CpuBackend::create() {
   cpu::add_attention(k);
   cpu::add_paged_attention(k);
   cpu::add_paged_split(k);
+  cpu::add_kv_append(k);
   cpu::add_argmax(k);
   cpu::add_quant(k);
   cpu::add_gptq_awq(k);

@@ -12,6 +12,7 @@ void add_rope(KernelTable& k);
 void add_attention(KernelTable& k);
 void add_paged_attention(KernelTable& k);  // the paged and kv families: cpu/paged_attention.cpp
 void add_paged_split(KernelTable& k);      // cpu/paged_split.cpp
+void add_kv_append(KernelTable& k);        // cpu/kv_append.cpp
 void add_argmax(KernelTable& k);
 void add_quant(KernelTable& k);  // GGUF kinds: cpu/quant_gemm.cpp
 void add_gptq_awq(KernelTable& k);  // cpu/quant_gptq.cpp

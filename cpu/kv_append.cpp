@@ -1,0 +1,120 @@
+// kv_append_paged on cpu: each (token, kv head) row of k_in / v_in quantized (I8, F8_E4M3) or
+// converted (F16, BF16) into its pool slot, rows split across threads. The quantization is defined to
+// the bit (OPS.md): max|x| in lanes (exact), scale = max / qmax in F32, codes x / scale by IEEE
+// division in lanes; I8 rounds half away from zero (trunc, then the fraction decides, never x + 0.5,
+// which rounds 0.49999997 up), F8 to nearest even through core/dtype.h's encoder.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "cpu/kv_append.cpp"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "core/dtype.h"
+#include "cpu/common.h"
+#include "cpu/simd-inl.h"
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace ts::cpu::HWY_NAMESPACE {
+
+float AbsMax(const float* HWY_RESTRICT x, int64_t n) {
+  const DF d;
+  const int64_t N = hn::Lanes(d);
+  VF m = hn::Zero(d);
+  int64_t i = 0;
+  for (; i + N <= n; i += N) m = hn::Max(m, hn::Abs(hn::LoadU(d, x + i)));
+  float r = hn::GetLane(hn::MaxOfLanes(d, m));
+  for (; i < n; ++i) r = std::max(r, std::fabs(x[i]));
+  return r;
+}
+
+// codes[i] = round_half_away(x[i] / scale) clamped to [-127, 127]; scale > 0.
+void QuantizeI8(const float* HWY_RESTRICT x, int64_t n, float scale, int8_t* HWY_RESTRICT codes) {
+  const DF d;
+  const hn::RebindToSigned<DF> di;
+  const int64_t N = hn::Lanes(d);
+  const VF vs = hn::Set(d, scale), half = hn::Set(d, 0.5f), lim = hn::Set(d, 127.0f);
+  int64_t i = 0;
+  for (; i + N <= n; i += N) {
+    const VF q = hn::Div(hn::LoadU(d, x + i), vs);
+    const VF t = hn::Trunc(q);
+    const VF away = hn::CopySign(hn::Set(d, 1.0f), q);
+    const VF r = hn::IfThenElse(hn::Ge(hn::Abs(hn::Sub(q, t)), half), hn::Add(t, away), t);
+    const auto c = hn::ConvertTo(di, hn::Clamp(r, hn::Neg(lim), lim));
+    alignas(64) int32_t lanes[hn::MaxLanes(di)];
+    hn::Store(c, di, lanes);
+    for (int64_t l = 0; l < N; ++l) codes[i + l] = static_cast<int8_t>(lanes[l]);
+  }
+  for (; i < n; ++i) codes[i] = static_cast<int8_t>(std::clamp(std::round(x[i] / scale), -127.0f, 127.0f));
+}
+
+// x / scale in lanes, each quotient encoded as e4m3fn (nearest even, saturating at 448).
+void QuantizeF8(const float* HWY_RESTRICT x, int64_t n, float scale, uint8_t* HWY_RESTRICT codes) {
+  const DF d;
+  const int64_t N = hn::Lanes(d);
+  const VF vs = hn::Set(d, scale);
+  alignas(64) float q[hn::MaxLanes(d)];
+  int64_t i = 0;
+  for (; i + N <= n; i += N) {
+    hn::Store(hn::Div(hn::LoadU(d, x + i), vs), d, q);
+    for (int64_t l = 0; l < N; ++l) codes[i + l] = f32_to_f8e4m3(q[l]);
+  }
+  for (; i < n; ++i) codes[i] = f32_to_f8e4m3(x[i] / scale);
+}
+
+// One row into its slot; returns the scale (0 for F16 / BF16 and for a zero row).
+float StoreRow(DType pool, const float* x, int64_t n, std::byte* dst) {
+  if (pool == DType::F16 || pool == DType::BF16) {
+    visit_float(pool, [&](auto tag) { RowFromF32(x, reinterpret_cast<typename decltype(tag)::type*>(dst), n); });
+    return 0.0f;
+  }
+  const float qmax = pool == DType::I8 ? 127.0f : 448.0f;
+  const float scale = AbsMax(x, n) / qmax;
+  if (scale == 0.0f) {
+    std::fill(dst, dst + n, std::byte{0});
+    return 0.0f;
+  }
+  if (pool == DType::I8) QuantizeI8(x, n, scale, reinterpret_cast<int8_t*>(dst));
+  else QuantizeF8(x, n, scale, reinterpret_cast<uint8_t*>(dst));
+  return scale;
+}
+
+}  // namespace ts::cpu::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+#include "core/ops/paged_params.h"
+#include "cpu/kernels.h"
+#include "cpu/thread_pool.h"
+
+namespace ts::cpu {
+HWY_EXPORT(StoreRow);
+
+namespace {
+
+void kv_append_paged(const KvAppendPagedParams& p, TensorMap& t) {
+  const uint32_t* indices = tensor(t, "paged_block_indices").as<uint32_t>();
+  const int64_t rows = p.tokens * p.num_kv_heads, hd = p.head_dim;
+  const bool scaled = t.count("layer_k_scales") != 0;
+  parallel_for(2 * rows, std::max<int64_t>(1, 4096 / hd), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const bool is_k = r < rows;
+      const int64_t row = is_k ? r : r - rows, tok = row / p.num_kv_heads, h = row % p.num_kv_heads;
+      const int64_t pos = p.cache_len_before + tok, slot = pos % p.block_size;
+      const int64_t at = (static_cast<int64_t>(indices[pos / p.block_size]) * p.num_kv_heads + h) * p.block_size + slot;
+      Tensor& pool = tensor(t, is_k ? "layer_k" : "layer_v");
+      const float* x = tensor(t, is_k ? "k_in" : "v_in").as<float>() + row * hd;
+      const float scale = HWY_DYNAMIC_DISPATCH(StoreRow)(pool.dtype(), x, hd, pool.data() + at * hd * dtype_size(pool.dtype()));
+      if (scaled) tensor(t, is_k ? "layer_k_scales" : "layer_v_scales").as<float>()[at] = scale;
+    }
+  });
+}
+
+}  // namespace
+
+void add_kv_append(KernelTable& k) { k.add(ops::kv_append_paged, kv_append_paged); }
+
+}  // namespace ts::cpu
+#endif
