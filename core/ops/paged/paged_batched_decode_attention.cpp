@@ -23,9 +23,8 @@ P batched(int64_t nh, int64_t nkv, int64_t hd, int64_t bs, std::vector<int64_t> 
   P p;
   p.num_seqs = static_cast<int64_t>(lens.size());
   p.num_heads = nh, p.num_kv_heads = nkv, p.head_dim = hd, p.block_size = bs;
-  int64_t width = 0;
-  for (int64_t len : lens) width = std::max(width, (len + bs - 1) / bs), p.max_kv_len = std::max(p.max_kv_len, len);
-  p.max_num_blocks_per_seq = width + 1;
+  const paged::TableSize ts = paged::table_size(lens, bs);
+  p.max_num_blocks_per_seq = ts.width, p.max_kv_len = ts.longest;
   p.num_blocks = paged::preset_blocks(lens, bs);
   p.gen_lens = std::move(lens);
   return p;

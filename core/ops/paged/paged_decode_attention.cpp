@@ -66,9 +66,7 @@ PagedDecodeParams decode(int64_t nh, int64_t nkv, int64_t hd, int64_t bs, std::v
   PagedDecodeParams p;
   p.num_seqs = static_cast<int64_t>(lens.size());
   p.num_heads = nh, p.num_kv_heads = nkv, p.head_dim = hd, p.block_size = bs, p.q_len = q_len;
-  int64_t width = 0;
-  for (int64_t len : lens) width = std::max(width, (len + bs - 1) / bs);
-  p.max_num_blocks_per_seq = width + 1;
+  p.max_num_blocks_per_seq = paged::table_size(lens, bs).width;
   p.num_blocks = paged::preset_blocks(lens, bs);
   p.gen_lens = std::move(lens);
   return p;

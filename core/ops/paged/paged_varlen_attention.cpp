@@ -100,9 +100,8 @@ PagedVarlenParams varlen(Align a, int64_t nh, int64_t nkv, int64_t hd, int64_t b
   p.total_q_tokens = std::accumulate(rows.begin(), rows.end(), int64_t{0});
   p.num_heads = nh, p.num_kv_heads = nkv, p.head_dim = hd, p.block_size = bs;
   const auto kv = kv_lengths(a, rows, second);
-  int64_t width = 0;
-  for (int64_t len : kv) width = std::max(width, (len + bs - 1) / bs), p.max_kv_len = std::max(p.max_kv_len, len);
-  p.max_num_blocks_per_seq = width + 1;
+  const paged::TableSize ts = paged::table_size(kv, bs);
+  p.max_num_blocks_per_seq = ts.width, p.max_kv_len = ts.longest;
   if (a == Align::SeqLensFa2) p.max_q_len = *std::max_element(rows.begin(), rows.end());
   p.num_blocks = paged::preset_blocks(kv, bs);
   p.gen_lens = std::move(rows), p.gen_pos = std::move(second);

@@ -34,6 +34,13 @@ void check_x(Layout layout, int64_t x, DType pool_dtype) {
         x, dtype_name(pool_dtype), vllm_x(pool_dtype));
 }
 
+TableSize table_size(const std::vector<int64_t>& lens, int64_t block_size) {
+  TableSize t;
+  for (int64_t len : lens) t.width = std::max(t.width, (len + block_size - 1) / block_size), t.longest = std::max(t.longest, len);
+  t.width += 1;
+  return t;
+}
+
 int64_t blocks_needed(const std::vector<int64_t>& lens, int64_t block_size, int64_t spare) {
   int64_t n = spare;
   for (int64_t len : lens) n += (len + block_size - 1) / block_size;

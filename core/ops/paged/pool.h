@@ -59,6 +59,12 @@ void generate_block_tables(Tensor& tables, const std::vector<int64_t>& lens, int
 // through its table (keys and values of a whole kv head at a time).
 void fill_pools(Tensor& k, Tensor& v, const Pool& pool, const Tensor& tables, const std::vector<int64_t>& lens,
                 Rng& r);
+// A preset's table width: the longest sequence's blocks plus one (an entry past every sequence's end,
+// pointing at a NaN block), and the longest length.
+struct TableSize {
+  int64_t width = 0, longest = 0;
+};
+TableSize table_size(const std::vector<int64_t>& lens, int64_t block_size);
 // The number of physical blocks sequences of lengths `lens` need, plus `spare` unused ones.
 int64_t blocks_needed(const std::vector<int64_t>& lens, int64_t block_size, int64_t spare);
 

@@ -173,9 +173,8 @@ V varlen(int64_t qh, int64_t kvh, int64_t hd, int64_t bs, std::vector<int64_t> r
   p.m_total = std::accumulate(rows.begin(), rows.end(), int64_t{0});
   p.q_heads = qh, p.kv_heads = kvh, p.head_dim = hd, p.block_size = bs, p.qk_mode = qk_mode;
   const auto len = kv_lengths(rows, pos);
-  int64_t width = 0;
-  for (int64_t l : len) width = std::max(width, (l + bs - 1) / bs), p.max_pos = std::max(p.max_pos, l);
-  p.max_blocks_per_seq = width + 1;
+  const paged::TableSize ts = paged::table_size(len, bs);
+  p.max_blocks_per_seq = ts.width, p.max_pos = std::max<int64_t>(1, ts.longest);
   p.num_blocks = paged::preset_blocks(len, bs);
   p.gen_lens = std::move(rows), p.gen_pos = std::move(pos);
   return p;
