@@ -36,6 +36,7 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("touchstone_dtypes", fmt::format("{}", fmt::join(dtypes, ",")));
   benchmark::AddCustomContext("touchstone_seed", std::to_string(o.seed));
   benchmark::AddCustomContext("touchstone_threads", std::to_string(ts::bench::core_count()));
+  benchmark::AddCustomContext("touchstone_build_type", TOUCHSTONE_BUILD_TYPE);  // a record states it
   // What each backend runs on (the cpu backend's SIMD target, the OpenCL or Vulkan device), so a
   // saved run says what it measured.
   for (const std::string& name : ts::backend_names()) {

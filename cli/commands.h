@@ -14,5 +14,6 @@ int cmd_gen(const std::vector<std::string>& argv);
 int cmd_golden(const std::vector<std::string>& argv);
 int cmd_checkpoint(const std::vector<std::string>& argv);
 int cmd_gguf(const std::vector<std::string>& argv);
+int cmd_bench(const std::vector<std::string>& argv);
 
 }  // namespace ts::cli

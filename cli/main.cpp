@@ -32,6 +32,13 @@ constexpr const char* kUsage = R"(usage: touchstone <command> [options]
   checkpoint case FILE LAYER --out CASE [--m M] [--seed N] [--dtype D]
                                           a GPTQ / AWQ safetensors layer (model.layers.0.mlp.up_proj) as a
                                           gemm_gptq / gemm_awq case: bits, group size, act-order from its shapes
+  bench record [--out FILE] [--repetitions N] [--bench PATH] [--source DIR] [bench flags]
+                                          run touchstone-bench (default filter: every cpu op) with the
+                                          machine's limits; write a baseline record (JSON)
+  bench compare BASELINE [--against RUN] [--min-effect 0.1] [--alpha 0.05] [--report-only] [--save FILE]
+                                          rerun (or read) the baseline's benchmarks; per benchmark the
+                                          change of its fraction of the machine limit, a U test, a
+                                          verdict; exit 1 on a significant regression
 
   --device D picks the device of an OpenCL / Vulkan backend: an index or part of its name
   (the same as TOUCHSTONE_OPENCL_DEVICE / TOUCHSTONE_VULKAN_DEVICE).
@@ -58,6 +65,7 @@ int main(int argc, char** argv) {
     if (cmd == "golden") return cmd_golden(args);
     if (cmd == "gguf") return cmd_gguf(args);
     if (cmd == "checkpoint") return cmd_checkpoint(args);
+    if (cmd == "bench") return cmd_bench(args);
     ts::fail("unknown command '{}' (touchstone --help lists them)", cmd);
   } catch (const ts::Error& e) {
     std::cerr << "touchstone: " << e.what() << "\n";
