@@ -32,7 +32,9 @@ const char* verdict_name(Verdict v);
 struct Thresholds {
   double alpha = 0.05;        // significance level of the U test
   double min_effect = 0.10;   // |new median / old median - 1| at least this to count
-  size_t min_repetitions = 3; // below this the U test cannot reach alpha = 0.05 at all
+  // Fewer than 3 a side: no verdict. (With 3 a side the smallest two-sided p is 0.081, so such a
+  // benchmark can read unchanged but never changed; 4 a side reach 0.030.)
+  size_t min_repetitions = 3;
 };
 
 struct Judgement {
