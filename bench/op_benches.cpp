@@ -76,16 +76,22 @@ void run(benchmark::State& state, const OpBench& ob) {
 
 // Google Benchmark picks the iteration count from the timed (manual) time alone, until it adds up to
 // --benchmark_min_time; the cache flush before each iteration is not in it. An op of a microsecond then
-// gets ~10^5 iterations and ~10^5 flushes of milliseconds each: minutes for one benchmark. An op that
-// moves at least as many bytes as the flush reads takes about as long as the flush (both stream memory),
-// so for it the flush at most doubles the run; an op that moves less gets a fixed iteration count
-// instead. The count depends only on the cost model, not on a measurement, so a benchmark's name
-// (Google Benchmark appends /iterations:N) is the same in every run.
+// gets ~10^5 iterations and ~10^5 flushes of milliseconds each: minutes for one benchmark. An op small
+// by its cost model (fewer bytes than the flush reads, and fewer FLOPs than kMinBalance per flushed
+// byte) takes at most about as long as the flush on any machine whose balance (peak FLOP/s over memory
+// bandwidth) is at least kMinBalance, so it gets a fixed iteration count instead: N flushes, N short
+// ops. A larger op takes at least about as long as the flush, which then at most doubles Google
+// Benchmark's own budget. The choice depends only on the cost model, not on a measurement, so a
+// benchmark's name (Google Benchmark appends /iterations:N) is the same in every run.
+constexpr double kMinBalance = 4.0;  // FLOP per byte; this 2-core EPYC: ~5, GPUs: 10-100
+
 bool needs_iteration_cap(const Op& op, const CaseSpec& preset, DType dt, const Options& o) {
   if (o.warm_cache || o.cold_iterations == 0) return false;
   try {
     op.check_params(preset.params);
-    return op.cost(preset.params, dt).bytes < static_cast<double>(flush_buffer_bytes());
+    const Cost c = op.cost(preset.params, dt);
+    const double flush = static_cast<double>(flush_buffer_bytes());
+    return c.bytes < flush && c.flops < kMinBalance * flush;
   } catch (const std::exception&) {
     return false;  // the benchmark reports the bad preset when it runs
   }
