@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include <benchmark/benchmark.h>
@@ -55,6 +56,8 @@ Options take_options(int& argc, char** argv) {
       check(n <= 1000000, "--cold-iterations: {} is more than 10^6", n);
       o.cold_iterations = static_cast<int64_t>(n);
     } else {
+      if (a.rfind("--benchmark_min_time=", 0) == 0) o.min_time = std::atof(a.c_str() + 21);  // it checks the value
+      if (a == "--benchmark_list_tests" || a == "--benchmark_list_tests=true") o.listing = true;
       argv[kept++] = argv[i];  // Google Benchmark's, or unknown: it reports those
     }
   }
@@ -74,10 +77,10 @@ void print_help() {
       "  --seed=N              seed for the generated inputs (default 1)\n"
       "  --warm-cache          do not evict the caches before each timed iteration (by default every\n"
       "                        op is timed from memory: a read of 2x the last-level cache comes first)\n"
-      "  --cold-iterations=N   iterations per repetition of an op that moves less than that flush reads\n"
-      "                        (default 30; 0: --benchmark_min_time decides). Each iteration pays a flush\n"
-      "                        of milliseconds; a microsecond op would otherwise run ~10^5 of them.\n"
-      "                        Such benchmarks' names end in /iterations:N\n"
+      "  --cold-iterations=N   at most N iterations per repetition of an op that, timed once before the\n"
+      "                        run, would need more than N to fill --benchmark_min_time (default 30; 0:\n"
+      "                        no cap). Each iteration pays a cache flush of milliseconds: a microsecond\n"
+      "                        op would otherwise run ~10^5 of them. Capped names end in /iterations:N\n"
       "\n"
       "Google Benchmark flags (e.g. --benchmark_filter=gemm/cpu --benchmark_format=json):\n");
   benchmark::PrintDefaultHelp();

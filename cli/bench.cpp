@@ -121,7 +121,28 @@ std::string filter_of(const Record& r) {
   std::string alt;
   for (const auto& [name, reps] : r.runs) alt += (alt.empty() ? "" : "|") + regex_escape(name);
   check(!alt.empty(), "the baseline has no benchmarks");
-  return "^(" + alt + ")(/manual_time)?$";
+  return "^(" + alt + ")(/iterations:[0-9]+)?(/manual_time)?$";
+}
+
+// The flags the baseline was measured with that decide how (minimum time, warm or cold caches, the
+// iteration cap), from touchstone-bench's "touchstone_flags" context; which benchmarks run and how the
+// output is written are compare's own. An older binary's record has none: its defaults then.
+std::vector<std::string> measurement_flags_of(const Record& r) {
+  std::vector<std::string> out;
+  const json& ctx = r.json.value("context", json::object());
+  std::string flags = ctx.value("touchstone_flags", std::string());
+  for (size_t start = 0; start < flags.size();) {
+    const size_t end = std::min(flags.find(' ', start), flags.size());
+    const std::string f = flags.substr(start, end - start);
+    start = end + 1;
+    bool own = false;
+    for (const char* p : {"--benchmark_filter", "--benchmark_out", "--benchmark_format", "--benchmark_repetitions",
+                          "--benchmark_report_aggregates_only", "--benchmark_display_aggregates_only", "--dtypes",
+                          "--seed", "--benchmark_list_tests"})
+      own = own || f.rfind(p, 0) == 0;
+    if (!own && is_bench_flag(f)) out.push_back(f);
+  }
+  return out;
 }
 
 int repetitions_of(const Record& r) {
@@ -146,9 +167,13 @@ int cmd_compare(const std::vector<std::string>& argv) {
   } else {
     const int reps = a.get("repetitions") ? positive_int("repetitions", *a.get("repetitions")) : repetitions_of(baseline);
     check(!take_flag(s.bench, "--benchmark_filter="), "bench compare runs the baseline's benchmarks: no --benchmark_filter");
-    // The same inputs as the baseline (its seed), every dtype registered so the filter finds them all.
+    // The same inputs as the baseline (its seed), every dtype registered so the filter finds them all,
+    // measured as the baseline was; flags given here come last and win.
     const json& ctx = baseline.json.value("context", json::object());
-    s.bench.insert(s.bench.begin(), {"--dtypes=all", "--seed=" + ctx.value("touchstone_seed", std::string("1"))});
+    std::vector<std::string> flags = measurement_flags_of(baseline);
+    flags.push_back("--dtypes=all");
+    flags.push_back("--seed=" + ctx.value("touchstone_seed", std::string("1")));
+    s.bench.insert(s.bench.begin(), flags.begin(), flags.end());
     json j = record_run(a, s.bench, filter_of(baseline), reps);
     if (auto save = a.get("save")) write_json(j, save);
     run = parse_record(std::move(j), "this run");

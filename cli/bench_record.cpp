@@ -11,10 +11,14 @@ using nlohmann::json;
 
 namespace {
 
+// The benchmark without Google Benchmark's suffixes: "/manual_time", and "/iterations:N" where
+// touchstone-bench fixed the count (an older binary did not, and its records still compare).
 std::string short_name(std::string name) {
   const std::string suffix = "/manual_time";
   if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
     name.resize(name.size() - suffix.size());
+  const size_t it = name.rfind("/iterations:");
+  if (it != std::string::npos && name.find('/', it + 1) == std::string::npos) name.resize(it);
   return name;
 }
 

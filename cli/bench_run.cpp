@@ -39,7 +39,7 @@ std::string find_bench_binary(const std::optional<std::string>& flag) {
 
 bool is_bench_flag(const std::string& a) {
   return a.rfind("--benchmark_", 0) == 0 || a.rfind("--dtypes=", 0) == 0 || a.rfind("--seed=", 0) == 0 ||
-         a == "--include-reference" || a == "--warm-cache";
+         a.rfind("--cold-iterations=", 0) == 0 || a == "--include-reference" || a == "--warm-cache";
 }
 
 std::string regex_escape(const std::string& s) {
