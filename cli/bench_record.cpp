@@ -1,6 +1,8 @@
 #include "cli/bench_record.h"
 
 #include <fstream>
+#include <iterator>
+#include <regex>
 
 #include "cli/bench_stats.h"
 #include "core/error.h"
@@ -66,6 +68,11 @@ json devices_of(const json& context) {
 }
 
 }  // namespace
+
+json parse_bench_json(std::string text) {
+  static const std::regex bare(R"((:\s*)-?(NaN|Infinity|nan|inf)(\s*[,}\n]))");
+  return json::parse(std::regex_replace(text, bare, "$1null$3"), nullptr, /*allow_exceptions=*/false);
+}
 
 std::map<std::string, Repetitions> repetitions_of(const json& bench, const std::string& what) {
   check(bench.is_object() && bench.contains("benchmarks") && bench["benchmarks"].is_array(),
@@ -147,7 +154,7 @@ Record parse_record(json j, const std::string& what) {
 Record load_record(const std::string& path) {
   std::ifstream in(path);
   check(in.good(), "{}: cannot open", path);
-  json j = json::parse(in, nullptr, /*allow_exceptions=*/false);
+  json j = parse_bench_json({std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()});
   check(!j.is_discarded(), "{}: not JSON", path);
   return parse_record(std::move(j), path);
 }

@@ -42,6 +42,11 @@ struct Record {
   std::map<std::string, Repetitions> runs;  // by name without "/manual_time"
 };
 
+// Parses Google Benchmark's JSON output. Its reporter writes NaN and Infinity as bare words (the cv of a
+// counter that is zero in every repetition), which JSON has not: those values become null. Discarded
+// (is_discarded()) when the text is not JSON even so.
+nlohmann::json parse_bench_json(std::string text);
+
 // Groups a Google Benchmark JSON's iteration runs by benchmark; `what` names the input in errors.
 std::map<std::string, Repetitions> repetitions_of(const nlohmann::json& bench, const std::string& what);
 

@@ -9,8 +9,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string_view>
 
+#include "cli/bench_record.h"
 #include "core/error.h"
 
 extern char** environ;
@@ -72,7 +74,7 @@ nlohmann::json run_bench(const std::string& binary, const std::vector<std::strin
   int status = 0;
   while (waitpid(pid, &status, 0) < 0) check(errno == EINTR, "waiting for {}: {}", binary, std::strerror(errno));
   std::ifstream in(out);
-  nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  nlohmann::json j = parse_bench_json({std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()});
   in.close();
   fs::remove(out);
   check(WIFEXITED(status) && WEXITSTATUS(status) == 0, "{} failed (exit status {}; a filter that matches nothing?)",

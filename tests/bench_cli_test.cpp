@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -47,18 +48,23 @@ json bench_json(double triad_gbs, double sgemm_gflops, const std::vector<std::pa
     runs.push_back(repetition("baseline/cblas_sgemm/m512_n4096_k4096", i, 0.1, 1e8, sgemm_gflops * 1e9 * wiggle));
     for (const auto& [name, gbs] : ops) runs.push_back(repetition(name, i, 0.001, gbs * 1e9 * wiggle, gbs * 0.25e9 * wiggle));
   }
-  runs.push_back({{"name", "baseline/stream_triad/manual_time_median"}, {"run_type", "aggregate"},
-                  {"aggregate_name", "median"}, {"real_time", 1.0}, {"time_unit", "us"}});
+  runs.push_back({{"name", "baseline/stream_triad/manual_time_cv"}, {"run_type", "aggregate"},
+                  {"aggregate_name", "cv"}, {"real_time", 1.0}, {"time_unit", "us"}, {"flops", "NAN_HERE"}});
   return {{"context", {{"host_name", "test"}, {"touchstone_seed", "1"}, {"touchstone_device_cpu", "host CPU, SIMD AVX2"},
                        {"touchstone_device_opencl", "unavailable: no platform"}}},
           {"benchmarks", runs}};
 }
 
-// A stand-in touchstone-bench: copies `output` to the --benchmark_out file it is given.
+// A stand-in touchstone-bench: copies `output` to the --benchmark_out file it is given, and writes its
+// arguments, one a line, to temp("fake-args").
 fs::path fake_bench(const json& output) {
   const fs::path out = temp("fake.json"), script = temp("fake-bench.sh");
-  write(out, output.dump());
-  write(script, "#!/bin/sh\nfor a; do case \"$a\" in --benchmark_out=*) cp '" + out.string() +
+  // Google Benchmark writes the cv of an all-zero counter as a bare NaN.
+  std::string text = output.dump();
+  if (const size_t at = text.find("\"NAN_HERE\""); at != std::string::npos) text.replace(at, 10, "NaN");
+  write(out, text);
+  write(script, "#!/bin/sh\nprintf '%s\\n' \"$@\" > '" + temp("fake-args").string() +
+                    "'\nfor a; do case \"$a\" in --benchmark_out=*) cp '" + out.string() +
                     "' \"${a#--benchmark_out=}\";; esac; done\n");
   fs::permissions(script, fs::perms::owner_all);
   return script;
@@ -89,7 +95,9 @@ TEST(BenchCli, RecordKeepsTheJsonAndAddsLimits) {
   const json bench = bench_json(10, 80, {{kOp, 5}});
   std::ifstream in(record_of(bench, "rec.json"));
   const json rec = json::parse(in);
-  EXPECT_EQ(rec["benchmarks"], bench["benchmarks"]);  // Google Benchmark's own JSON, unchanged
+  json want = bench["benchmarks"];
+  want.back()["flops"] = nullptr;  // the bare NaN, which JSON has not
+  EXPECT_EQ(rec["benchmarks"], want);  // otherwise Google Benchmark's own JSON, unchanged
   EXPECT_EQ(rec["context"], bench["context"]);
   const json& t = rec["touchstone"];
   EXPECT_EQ(t["format"], 1);
@@ -142,6 +150,31 @@ TEST(BenchCli, BenchmarksMissingFromOneSideAreListed) {
   EXPECT_NE(r.out.find("gelu/cpu/t2048_ff4096/F32: only in the baseline"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("silu/cpu/t2048_ff4096/F32: only in the new run"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("2 not in both runs"), std::string::npos) << r.out;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Without --against, compare reruns exactly the baseline's benchmarks with its seed, repetitions and
+// measurement flags (flags given on the command line come after them and win).
+TEST(BenchCli, CompareRerunsTheBaselinesBenchmarks) {
+  json bench = bench_json(10, 80, {{kOp, 5}});
+  bench["context"]["touchstone_seed"] = "42";
+  bench["context"]["touchstone_flags"] = "--benchmark_filter=^rms --benchmark_min_time=0.2 --cold-iterations=7";
+  const fs::path base = record_of(bench, "base.json");
+  const test::CliResult r =
+      run_cli("bench compare " + base.string() + " --bench " + fake_bench(bench).string() + " --benchmark_min_time=0.3");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("0 regressions"), std::string::npos) << r.out;
+  const std::string args = slurp(temp("fake-args"));
+  for (const char* want : {"--seed=42\n", "--dtypes=all\n", "--benchmark_repetitions=10\n",
+                           "--benchmark_report_aggregates_only=false\n", "--cold-iterations=7\n",
+                           "--benchmark_min_time=0.2\n--cold-iterations=7\n--dtypes=all\n--seed=42\n--benchmark_min_time=0.3\n",
+                           "rms_norm/cpu/t2048_d4096/F32", "baseline/stream_triad"})
+    EXPECT_NE(args.find(want), std::string::npos) << want << " in\n" << args;
+  EXPECT_EQ(args.find("^rms"), std::string::npos) << args;  // the baseline's filter is not reused
 }
 
 TEST(BenchCli, BadInput) {
