@@ -76,8 +76,13 @@ json record_run(const Args& a, std::vector<std::string> bench_flags, const std::
   take_flag(bench_flags, "--benchmark_out=");  // ours: the JSON comes back through a file of our own
   take_flag(bench_flags, "--benchmark_out_format=");
   take_flag(bench_flags, "--benchmark_format=");
+  // Repetitions in random interleaved order: on a shared machine the load drifts over minutes, and one
+  // benchmark's repetitions back to back would all see the same moment while the limits it is divided
+  // by were measured at another. Interleaved, every benchmark (the limits included) samples the whole
+  // run. The price: a benchmark is set up again each time its turn comes back.
   std::vector<std::string> args = {"--benchmark_filter=(" + filter + ")|" + kBaselineFilter,
                                    fmt::format("--benchmark_repetitions={}", repetitions),
+                                   "--benchmark_enable_random_interleaving=true",
                                    "--benchmark_report_aggregates_only=false",
                                    "--benchmark_display_aggregates_only=true"};
   args.insert(args.end(), bench_flags.begin(), bench_flags.end());
