@@ -20,6 +20,10 @@
 int main(int argc, char** argv) {
   // The Vulkan backend turns its validation layer on for tests; it would dominate every timing.
   setenv("TOUCHSTONE_VULKAN_VALIDATION", "0", /*overwrite=*/0);
+  // The flags as given, so a saved run says how it was measured (`touchstone bench compare` reruns a
+  // baseline with the same ones).
+  std::string flags;
+  for (int i = 1; i < argc; ++i) flags += (i > 1 ? " " : "") + std::string(argv[i]);
   ts::bench::Options o;
   try {
     o = ts::bench::take_options(argc, argv);
@@ -36,6 +40,8 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("touchstone_dtypes", fmt::format("{}", fmt::join(dtypes, ",")));
   benchmark::AddCustomContext("touchstone_seed", std::to_string(o.seed));
   benchmark::AddCustomContext("touchstone_threads", std::to_string(ts::bench::core_count()));
+  benchmark::AddCustomContext("touchstone_build_type", TOUCHSTONE_BUILD_TYPE);  // a record states it
+  benchmark::AddCustomContext("touchstone_flags", flags);
   // What each backend runs on (the cpu backend's SIMD target, the OpenCL or Vulkan device), so a
   // saved run says what it measured.
   for (const std::string& name : ts::backend_names()) {

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "bench/cache_flush.h"
+#include "bench/iteration_cap.h"
 #include "bench/setup_cache.h"
 #include "core/backend.h"
 #include "core/op.h"
@@ -16,23 +17,6 @@
 namespace ts::bench {
 
 namespace {
-
-struct OpBench {
-  std::string name;  // also the setup cache key
-  std::string backend;
-  const Op* op;
-  const CaseSpec* preset;
-  DType dtype;
-  uint64_t seed;
-  bool warm_cache;
-};
-
-// Declared in this order so the launch is destroyed before the tensors it is bound to.
-struct OpSetup final : Setup {
-  TensorMap io;
-  std::unique_ptr<Launch> launch;
-  double prepare_seconds = 0;  // a backend's one-time work (uploads, weight repacks), never in the timing
-};
 
 std::unique_ptr<OpSetup> make_setup(Backend& b, const Problem& pr, const OpBench& ob) {
   auto s = std::make_unique<OpSetup>();
@@ -45,17 +29,27 @@ std::unique_ptr<OpSetup> make_setup(Backend& b, const Problem& pr, const OpBench
   return s;
 }
 
+}  // namespace
+
+OpSetup& set_up(const OpBench& ob) {
+  Backend& b = backend(ob.backend);
+  const Availability a = b.availability();
+  if (!a.ok) throw SetupSkip("backend unavailable: " + a.detail);
+  ob.op->check_params(ob.preset->params);
+  const Problem pr = make_problem(*ob.op, ob.preset->params, ob.dtype);
+  const Support sup = b.supports(pr);
+  if (!sup.ok) throw SetupSkip("unsupported: " + sup.reason);
+  return setup_once<OpSetup>(ob.name, [&] { return make_setup(b, pr, ob); });
+}
+
+namespace {
+
 void run(benchmark::State& state, const OpBench& ob) {
   OpSetup* s = nullptr;
   try {
-    Backend& b = backend(ob.backend);
-    const Availability a = b.availability();
-    if (!a.ok) return state.SkipWithError(("backend unavailable: " + a.detail).c_str());
-    ob.op->check_params(ob.preset->params);
-    const Problem pr = make_problem(*ob.op, ob.preset->params, ob.dtype);
-    const Support sup = b.supports(pr);
-    if (!sup.ok) return state.SkipWithError(("unsupported: " + sup.reason).c_str());
-    s = &setup_once<OpSetup>(ob.name, [&] { return make_setup(b, pr, ob); });
+    s = &set_up(ob);
+  } catch (const SetupSkip& e) {
+    return state.SkipWithError(e.what());
   } catch (const std::exception& e) {
     return state.SkipWithError(fmt::format("setup failed: {}", e.what()).c_str());
   }
@@ -83,6 +77,7 @@ void run(benchmark::State& state, const OpBench& ob) {
 
 int register_op_benchmarks(const Options& o) {
   int count = 0;
+  const IterationCap cap(o);
   const auto backends = backend_names();
   for (const Op* op : all_ops())
     for (const auto& bname : backends) {
@@ -92,9 +87,10 @@ int register_op_benchmarks(const Options& o) {
           if (std::find(preset.dtypes.begin(), preset.dtypes.end(), dt) == preset.dtypes.end()) continue;
           OpBench ob{fmt::format("{}/{}/{}/{}", op->name(), bname, preset.name, dtype_name(dt)), bname, op,
                      &preset, dt, o.seed, o.warm_cache};
-          benchmark::RegisterBenchmark(ob.name.c_str(), [ob](benchmark::State& st) { run(st, ob); })
-              ->UseManualTime()
-              ->Unit(benchmark::kMicrosecond);
+          auto* b = benchmark::RegisterBenchmark(ob.name.c_str(), [ob](benchmark::State& st) { run(st, ob); })
+                        ->UseManualTime()
+                        ->Unit(benchmark::kMicrosecond);
+          if (cap.applies(ob)) b->Iterations(o.cold_iterations);
           ++count;
         }
     }

@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include <benchmark/benchmark.h>
@@ -27,11 +28,11 @@ std::vector<DType> parse_dtypes(const std::string& list) {
   return out;
 }
 
-uint64_t parse_seed(const std::string& s) {
+uint64_t parse_unsigned(const std::string& flag, const std::string& s) {
   uint64_t v = 0;
   const char* end = s.data() + s.size();
   auto [p, ec] = std::from_chars(s.data(), end, v);
-  check(ec == std::errc() && p == end && !s.empty(), "--seed: '{}' is not an unsigned integer", s);
+  check(ec == std::errc() && p == end && !s.empty(), "{}: '{}' is not an unsigned integer", flag, s);
   return v;
 }
 
@@ -49,8 +50,14 @@ Options take_options(int& argc, char** argv) {
     } else if (a.rfind("--dtypes=", 0) == 0) {
       o.dtypes = parse_dtypes(a.substr(9));
     } else if (a.rfind("--seed=", 0) == 0) {
-      o.seed = parse_seed(a.substr(7));
+      o.seed = parse_unsigned("--seed", a.substr(7));
+    } else if (a.rfind("--cold-iterations=", 0) == 0) {
+      const uint64_t n = parse_unsigned("--cold-iterations", a.substr(18));
+      check(n <= 1000000, "--cold-iterations: {} is more than 10^6", n);
+      o.cold_iterations = static_cast<int64_t>(n);
     } else {
+      if (a.rfind("--benchmark_min_time=", 0) == 0) o.min_time = std::atof(a.c_str() + 21);  // it checks the value
+      if (a == "--benchmark_list_tests" || a == "--benchmark_list_tests=true") o.listing = true;
       argv[kept++] = argv[i];  // Google Benchmark's, or unknown: it reports those
     }
   }
@@ -70,6 +77,10 @@ void print_help() {
       "  --seed=N              seed for the generated inputs (default 1)\n"
       "  --warm-cache          do not evict the caches before each timed iteration (by default every\n"
       "                        op is timed from memory: a read of 2x the last-level cache comes first)\n"
+      "  --cold-iterations=N   at most N iterations per repetition of an op that, timed once before the\n"
+      "                        run, would need more than N to fill --benchmark_min_time (default 30; 0:\n"
+      "                        no cap). Each iteration pays a cache flush of milliseconds: a microsecond\n"
+      "                        op would otherwise run ~10^5 of them. Capped names end in /iterations:N\n"
       "\n"
       "Google Benchmark flags (e.g. --benchmark_filter=gemm/cpu --benchmark_format=json):\n");
   benchmark::PrintDefaultHelp();

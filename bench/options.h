@@ -12,9 +12,16 @@ struct Options {
   std::vector<DType> dtypes = {DType::F32};
   uint64_t seed = 1;
   bool warm_cache = false;  // --warm-cache: skip the cache flush before each timed iteration
+  // --cold-iterations=N: the iteration count of an op whose cost model moves less than the cache flush
+  // reads (0: Google Benchmark's minimum time decides, as for every other benchmark). See op_benches.cpp.
+  int64_t cold_iterations = 30;
+  // Read (not removed) from Google Benchmark's flags, for the cap's decision.
+  double min_time = 0.5;     // --benchmark_min_time (Google Benchmark 1.7's default)
+  bool listing = false;      // --benchmark_list_tests: nothing runs, so nothing is probed
 };
 
-// Takes --include-reference, --dtypes=F32,F16|all, --seed=N and --warm-cache out of argv; Error for a bad value.
+// Takes --include-reference, --dtypes=F32,F16|all, --seed=N, --warm-cache and --cold-iterations=N out of
+// argv; Error for a bad value.
 Options take_options(int& argc, char** argv);
 void print_help();  // ours, then Google Benchmark's
 

@@ -15,5 +15,6 @@ int cmd_golden(const std::vector<std::string>& argv);
 int cmd_checkpoint(const std::vector<std::string>& argv);
 int cmd_gguf(const std::vector<std::string>& argv);
 int cmd_report(const std::vector<std::string>& argv);
+int cmd_bench(const std::vector<std::string>& argv);
 
 }  // namespace ts::cli

@@ -36,6 +36,13 @@ constexpr const char* kUsage = R"(usage: touchstone <command> [options]
   report RUN.json [RUN.json ...] -o DIR   DIR/index.html: touchstone-bench runs or records as rooflines,
                                           fractions of the machine's limits, runs side by side, and the
                                           support matrix (needs python3-matplotlib)
+  bench record [--out FILE] [--repetitions N] [--bench PATH] [--source DIR] [bench flags]
+                                          run touchstone-bench (default filter: every cpu op) with the
+                                          machine's limits; write a baseline record (JSON)
+  bench compare BASELINE [--against RUN] [--min-effect 0.1] [--alpha 0.05] [--report-only] [--save FILE]
+                                          rerun (or read) the baseline's benchmarks; per benchmark the
+                                          change of its fraction of the machine limit, a U test, a
+                                          verdict; exit 1 on a significant regression
 
   --device D picks the device of an OpenCL / Vulkan backend: an index or part of its name
   (the same as TOUCHSTONE_OPENCL_DEVICE / TOUCHSTONE_VULKAN_DEVICE).
@@ -63,6 +70,7 @@ int main(int argc, char** argv) {
     if (cmd == "gguf") return cmd_gguf(args);
     if (cmd == "checkpoint") return cmd_checkpoint(args);
     if (cmd == "report") return cmd_report(args);
+    if (cmd == "bench") return cmd_bench(args);
     ts::fail("unknown command '{}' (touchstone --help lists them)", cmd);
   } catch (const ts::Error& e) {
     std::cerr << "touchstone: " << e.what() << "\n";

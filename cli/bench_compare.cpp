@@ -1,0 +1,119 @@
+#include "cli/bench_compare.h"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
+namespace ts::cli {
+
+namespace {
+
+using bench_stats::Judgement;
+using bench_stats::Verdict;
+
+// What a benchmark is judged on. A kernel is bound by memory when its arithmetic intensity (FLOP per
+// byte, from the op's cost model) is below the machine balance (FMA peak / triad), by compute
+// otherwise: the same split as ci/bench-summary.py. Dividing each repetition by the limit that binds
+// it, measured in the same run, takes out what moves every kernel at once (a busier or slower machine,
+// a different clock): what is left is the kernel's own share of the roof. The class is decided once,
+// from the baseline, so both sides are divided by the same kind of limit.
+enum class Bound { Memory, Compute, Time };
+
+Bound bound_of(const Repetitions& r, const Limits& l) {
+  const double bytes = r.bytes_per_second.empty() ? 0 : bench_stats::median(r.bytes_per_second);
+  const double flops = r.flops.empty() ? 0 : bench_stats::median(r.flops);
+  if (bytes <= 0 && flops <= 0) return Bound::Time;  // no cost model: judged on raw speed, 1 / time
+  if (bytes <= 0) return Bound::Compute;
+  return flops / bytes < l.fma_peak_flops / l.triad_bytes_per_second ? Bound::Memory : Bound::Compute;
+}
+
+std::vector<double> normalised(const Repetitions& r, const Limits& l, Bound b) {
+  std::vector<double> out;
+  const double sgemm = l.sgemm_flops.at(kSgemmReference);
+  for (size_t i = 0; i < r.seconds.size(); ++i) {
+    if (b == Bound::Memory) out.push_back(r.bytes_per_second[i] / l.triad_bytes_per_second);
+    if (b == Bound::Compute) out.push_back(r.flops[i] / sgemm);
+    if (b == Bound::Time) out.push_back(r.seconds[i] > 0 ? 1.0 / r.seconds[i] : 0.0);
+  }
+  return out;
+}
+
+std::string figure(double x, Bound b) {
+  return b == Bound::Time ? fmt::format("{:.4g}/s", x) : fmt::format("{:.2f}%", 100 * x);
+}
+
+std::string change(double c) { return fmt::format("{:+.1f}%", 100 * c); }
+
+void print_limits(const Limits& o, const Limits& n, std::ostream& out) {
+  const auto row = [&](const std::string& name, double a, double b, double scale, const char* unit) {
+    out << fmt::format("  {:<34} {:>10.1f} {:>10.1f} {:>8}  {}\n", name, a / scale, b / scale, change(b / a - 1), unit);
+  };
+  out << fmt::format("machine limits (medians)             {:>10} {:>10} {:>8}\n", "baseline", "this run", "change");
+  row("stream triad", o.triad_bytes_per_second, n.triad_bytes_per_second, 1e9, "GB/s");
+  row("fma peak", o.fma_peak_flops, n.fma_peak_flops, 1e9, "GFLOP/s");
+  for (const auto& [preset, flops] : o.sgemm_flops)
+    if (n.sgemm_flops.count(preset)) row("cblas sgemm " + preset, flops, n.sgemm_flops.at(preset), 1e9, "GFLOP/s");
+}
+
+}  // namespace
+
+CompareSummary compare_records(const Record& old_run, const Record& new_run, const bench_stats::Thresholds& t,
+                               std::ostream& out) {
+  print_limits(old_run.limits, new_run.limits, out);
+  std::set<std::string> names;
+  for (const auto* r : {&old_run, &new_run})
+    for (const auto& [name, reps] : r->runs)
+      if (name.rfind("baseline/", 0) != 0) names.insert(name);
+  size_t w = std::string("benchmark").size();
+  for (const auto& n : names) w = std::max(w, n.size());
+
+  out << "\njudged on: mem = bytes/s as a fraction of the run's triad, compute = FLOP/s as a fraction of its cblas sgemm "
+      << kSgemmReference << fmt::format("; U test alpha {}, minimum effect {:.0f}%\n", t.alpha, 100 * t.min_effect);
+  const std::string header = fmt::format("{:<{}} {:>7} {:>9} {:>9} {:>8} {:>8} {:>7}  {}", "benchmark", w, "bound",
+                                         "old", "new", "change", "raw", "p", "verdict");
+  out << header << "\n" << std::string(header.size(), '-') << "\n";
+  CompareSummary s;
+  std::vector<std::string> notes;
+  for (const std::string& name : names) {
+    const auto o = old_run.runs.find(name), n = new_run.runs.find(name);
+    if (o == old_run.runs.end() || n == new_run.runs.end()) {
+      ++s.missing;
+      notes.push_back(fmt::format("{}: only in the {}", name, o == old_run.runs.end() ? "new run" : "baseline"));
+      continue;
+    }
+    if (!o->second.error.empty() || !n->second.error.empty()) {
+      ++s.missing;
+      notes.push_back(fmt::format("{}: did not run: {}", name, !n->second.error.empty()
+                                                                  ? "this run: " + n->second.error
+                                                                  : "baseline: " + o->second.error));
+      continue;
+    }
+    const Bound b = bound_of(o->second, old_run.limits);
+    const Judgement j = bench_stats::judge(normalised(o->second, old_run.limits, b),
+                                           normalised(n->second, new_run.limits, b), t);
+    // The un-normalised change beside it, so a reader sees how much of a move the machine explains.
+    const Judgement raw = bench_stats::judge(normalised(o->second, old_run.limits, Bound::Time),
+                                             normalised(n->second, new_run.limits, Bound::Time), t);
+    ++s.compared;
+    if (j.verdict == Verdict::Regressed) ++s.regressed;
+    if (j.verdict == Verdict::Improved) ++s.improved;
+    if (j.verdict == Verdict::NoVerdict) ++s.no_verdict;
+    const char* bound = b == Bound::Memory ? "mem" : b == Bound::Compute ? "compute" : "time";
+    if (j.verdict == Verdict::NoVerdict) {
+      out << fmt::format("{:<{}} {:>7} {:>9} {:>9} {:>8} {:>8} {:>7}  no verdict ({} and {} repetitions; at least {} a side)\n",
+                         name, w, bound, "", "", "", "", "", o->second.seconds.size(), n->second.seconds.size(),
+                         t.min_repetitions);
+      continue;
+    }
+    out << fmt::format("{:<{}} {:>7} {:>9} {:>9} {:>8} {:>8} {:>7.4f}  {}\n", name, w, bound, figure(j.old_median, b),
+                       figure(j.new_median, b), change(j.change), change(raw.change), j.p,
+                       bench_stats::verdict_name(j.verdict));
+  }
+  for (const auto& note : notes) out << "  " << note << "\n";
+  out << fmt::format("\n{} compared: {} regressions, {} improvements, {} without a verdict; {} not in both runs\n",
+                     s.compared, s.regressed, s.improved, s.no_verdict, s.missing);
+  return s;
+}
+
+}  // namespace ts::cli

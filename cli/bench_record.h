@@ -1,0 +1,65 @@
+#pragma once
+// A baseline record: touchstone-bench's Google Benchmark JSON, unchanged (compare.py still reads it),
+// plus one key "touchstone": {format, commit, dirty, build_type, limits, devices}, the machine's limits
+// being the medians of the baselines' repetitions in the same run.
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace ts::cli {
+
+// The baselines every record measures alongside its op benchmarks (as ci/bench-summary.py adds them).
+inline constexpr const char* kTriad = "baseline/stream_triad";
+inline constexpr const char* kFmaPeak = "baseline/fma_peak";
+inline constexpr const char* kSgemmPrefix = "baseline/cblas_sgemm/";
+inline constexpr const char* kSgemmReference = "m512_n4096_k4096";  // the compute roof of compare
+inline constexpr const char* kBaselineFilter = "^baseline/(stream_triad|fma_peak|cblas_sgemm/m512_n4096_k4096)";
+
+struct Limits {
+  double triad_bytes_per_second = 0;
+  double fma_peak_flops = 0;
+  std::map<std::string, double> sgemm_flops;  // by gemm preset
+};
+
+// Every repetition of one benchmark (Google Benchmark's "iteration" runs; aggregates are ignored).
+struct Repetitions {
+  std::vector<double> bytes_per_second, flops, seconds;
+  std::string error;  // error_message when the benchmark was skipped or failed
+};
+
+struct RecordMeta {
+  std::string commit;
+  bool dirty = false;
+  std::string build_type;
+};
+
+struct Record {
+  nlohmann::json json;
+  RecordMeta meta;
+  Limits limits;
+  std::map<std::string, Repetitions> runs;  // by name without "/manual_time"
+};
+
+// Parses Google Benchmark's JSON output. Its reporter writes NaN and Infinity as bare words (the cv of a
+// counter that is zero in every repetition), which JSON has not: those values become null. Discarded
+// (is_discarded()) when the text is not JSON even so.
+nlohmann::json parse_bench_json(std::string text);
+
+// Groups a Google Benchmark JSON's iteration runs by benchmark; `what` names the input in errors.
+std::map<std::string, Repetitions> repetitions_of(const nlohmann::json& bench, const std::string& what);
+
+// Limits from the baselines' repetitions (their medians). Error when triad, FMA peak or the reference
+// SGEMM is missing or failed: a record without them cannot normalise anything.
+Limits measure_limits(const std::map<std::string, Repetitions>& runs, const std::string& what);
+
+// touchstone-bench's JSON with the "touchstone" key added.
+nlohmann::json make_record(nlohmann::json bench, const RecordMeta& meta);
+
+// Reads and checks a record file: one-line Error for a file that is missing, not JSON, not a Google
+// Benchmark JSON, without the "touchstone" key or without limits.
+Record load_record(const std::string& path);
+Record parse_record(nlohmann::json j, const std::string& what);
+
+}  // namespace ts::cli
