@@ -100,6 +100,7 @@ void gemv(const GemmParams& p, DType dt, const std::byte* a, const std::byte* b,
 }
 
 void sgemm_nt(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c, int64_t ldc) {
+  park_workers();  // OpenBLAS runs its own threads: ours must not spin beside them
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(m), static_cast<int>(n),
               static_cast<int>(k), 1.0f, a, static_cast<int>(k), b, static_cast<int>(k), 0.0f, c,
               static_cast<int>(ldc));

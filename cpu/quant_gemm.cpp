@@ -245,6 +245,7 @@ void gguf_gemm(QuantKind kind, const QuantActivations& a, const uint8_t* w, int6
   for (int64_t r0 = 0; r0 < n_rows; r0 += kPanelRows) {
     const int64_t rows = std::min(kPanelRows, n_rows - r0);
     decode_rows_parallel(kind, w + r0 * row_bytes, k, rows, panel.data());
+    park_workers();  // OpenBLAS runs its own threads: ours must not spin beside them
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(m), static_cast<int>(rows), static_cast<int>(k),
                 1.0f, a.a32.data(), static_cast<int>(k), panel.data(), static_cast<int>(k), 0.0f, out + r0,
                 static_cast<int>(ldo));

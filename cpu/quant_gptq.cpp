@@ -271,6 +271,7 @@ void grouped_gemm(const Layout& layout, int64_t rows_per_word, const GroupedWeig
       parallel_for(rows / per, std::max<int64_t>(1, 4096 / (w.n * per)), [&](int64_t r0, int64_t r1) {
         panel_fn(layout, w, k0 + r0 * per, k0 + r1 * per, panel.data() + r0 * per * w.n);
       });
+      park_workers();  // OpenBLAS runs its own threads: ours must not spin beside them
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(w.n),
                   static_cast<int>(rows), 1.0f, act.a32.data() + k0, static_cast<int>(w.k), panel.data(),
                   static_cast<int>(w.n), k0 == 0 ? 0.0f : 1.0f, o, static_cast<int>(w.n));

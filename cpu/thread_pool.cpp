@@ -23,11 +23,12 @@ std::chrono::microseconds spin_time() {
   return t;
 }
 
-template <class Pred> void spin_then_wait(std::atomic<uint32_t>& a, uint32_t old, Pred done) {
+template <class Pred>
+void spin_then_wait(std::atomic<uint32_t>& a, uint32_t old, const std::atomic<bool>& parked, Pred done) {
   const auto until = std::chrono::steady_clock::now() + spin_time();
   for (int i = 0;; ++i) {
     if (done()) return;
-    if (i % 64 == 63 && std::chrono::steady_clock::now() >= until) break;
+    if (i % 64 == 63 && (parked.load(std::memory_order_relaxed) || std::chrono::steady_clock::now() >= until)) break;
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
 #endif
@@ -60,7 +61,7 @@ void ThreadPool::worker() {
   t_in_pool = true;
   uint32_t seen = 0;
   for (;;) {
-    spin_then_wait(generation_, seen, [&] { return generation_.load(std::memory_order_acquire) != seen; });
+    spin_then_wait(generation_, seen, parked_, [&] { return generation_.load(std::memory_order_acquire) != seen; });
     seen = generation_.load(std::memory_order_acquire);
     if (stop_.load()) return;
     run_share();
@@ -77,6 +78,7 @@ void ThreadPool::run(int64_t n, const std::function<void(int64_t)>& fn) {
     for (int64_t t = 0; t < n; ++t) fn(t);
     return;
   }
+  parked_.store(false, std::memory_order_relaxed);
   n_ = n;
   fn_ = &fn;
   next_.store(0, std::memory_order_relaxed);
@@ -102,6 +104,8 @@ void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, in
   if (chunks == 1) return fn(0, n);
   pool.run(chunks, [&](int64_t c) { fn(n * c / chunks, n * (c + 1) / chunks); });
 }
+
+void park_workers() { ThreadPool::instance().park(); }
 
 void parallel_tasks(int64_t n, const std::function<void(int64_t)>& fn) { ThreadPool::instance().run(n, fn); }
 

@@ -25,6 +25,9 @@ class ThreadPool {
   // order. Returns when all are done.
   // A call from inside a task (or while another caller holds the pool) runs serially on the caller.
   void run(int64_t n, const std::function<void(int64_t)>& fn);
+  // Idle workers stop spinning and sleep until the next run(): before a call into a library with
+  // threads of its own (OpenBLAS), which a spinning worker would take a core from.
+  void park() { parked_.store(true, std::memory_order_relaxed); }
 
  private:
   void worker();
@@ -36,6 +39,7 @@ class ThreadPool {
   std::atomic<int> pending_{0};          // workers still running the current job
   std::atomic<int64_t> next_{0};         // next unclaimed task of the current job
   std::atomic<bool> stop_{false};
+  std::atomic<bool> parked_{false};
   int64_t n_ = 0;
   const std::function<void(int64_t)>* fn_ = nullptr;
 };
@@ -43,6 +47,9 @@ class ThreadPool {
 // Splits [0, n) into at most size() contiguous chunks, at least `grain` items each, and runs
 // fn(begin, end) on each in parallel. Small ranges run on the caller alone.
 void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
+
+// ThreadPool::instance().park(): before cblas_sgemm and the like.
+void park_workers();
 
 // Runs fn(i) for i in [0, n) in parallel, tasks claimed one at a time (evens out tasks of unequal
 // cost, such as causal attention blocks, and workers that wake late).
