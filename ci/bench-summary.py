@@ -22,7 +22,9 @@ import sys
 # The run's data and its classification against the machine's limits live in one module, shared with
 # `touchstone report` (report/benchruns.py).
 sys.dont_write_bytecode = True  # no __pycache__ in the source (or install) tree
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "report"))
+# In the source tree it is ci/../report; installed, share/touchstone/report beside this script.
+_here = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [os.path.join(_here, "..", "report"), os.path.join(_here, "report")]
 from benchruns import (BASELINE_FILTER, SKIP_PREFIXES, classify, collapse, limits_from_baselines,  # noqa: E402
                        number, seconds)
 
