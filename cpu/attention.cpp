@@ -409,12 +409,6 @@ constexpr int64_t kSplitMaxRows = 16;   // blocks up to this many rows are split
 constexpr int64_t kMinTasks = 16;
 constexpr int64_t kSplitLongKeys = 1024;
 
-std::vector<float> widen_all(const Tensor& t) {
-  std::vector<float> v(static_cast<size_t>(t.numel()));
-  to_f32(t.dtype(), t.data(), v.data(), t.numel());
-  return v;
-}
-
 void flash_attention(const FlashAttentionParams& p, TensorMap& t) {
   const Tensor& k = tensor(t, "k");
   const Tensor& v = tensor(t, "v");

@@ -17,12 +17,6 @@ namespace {
 
 using paged::Layout;
 
-std::vector<float> widen_all(const Tensor& t) {
-  std::vector<float> v(static_cast<size_t>(t.numel()));
-  to_f32(t.dtype(), t.data(), v.data(), t.numel());
-  return v;
-}
-
 // The pools of an op as views, one per kv head: where a head's rows start in a block, the distance
 // between blocks, and the layout's addressing inside a block.
 struct Pools {
