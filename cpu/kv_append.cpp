@@ -97,17 +97,25 @@ namespace {
 void kv_append_paged(const KvAppendPagedParams& p, TensorMap& t) {
   const uint32_t* indices = tensor(t, "paged_block_indices").as<uint32_t>();
   const int64_t rows = p.tokens * p.num_kv_heads, hd = p.head_dim;
+  // Each side's input, pool and scales (none for F16 / BF16), looked up once, not per row.
+  struct Side {
+    const float* x;
+    Tensor& pool;
+    float* scales;
+  };
   const bool scaled = t.count("layer_k_scales") != 0;
+  const Side sides[2] = {
+      {tensor(t, "k_in").as<float>(), tensor(t, "layer_k"), scaled ? tensor(t, "layer_k_scales").as<float>() : nullptr},
+      {tensor(t, "v_in").as<float>(), tensor(t, "layer_v"), scaled ? tensor(t, "layer_v_scales").as<float>() : nullptr}};
+  const size_t es = dtype_size(sides[0].pool.dtype());
   parallel_for(2 * rows, std::max<int64_t>(1, 4096 / hd), [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
-      const bool is_k = r < rows;
-      const int64_t row = is_k ? r : r - rows, tok = row / p.num_kv_heads, h = row % p.num_kv_heads;
+      const Side& side = sides[r < rows ? 0 : 1];
+      const int64_t row = r % rows, tok = row / p.num_kv_heads, h = row % p.num_kv_heads;
       const int64_t pos = p.cache_len_before + tok, slot = pos % p.block_size;
       const int64_t at = (static_cast<int64_t>(indices[pos / p.block_size]) * p.num_kv_heads + h) * p.block_size + slot;
-      Tensor& pool = tensor(t, is_k ? "layer_k" : "layer_v");
-      const float* x = tensor(t, is_k ? "k_in" : "v_in").as<float>() + row * hd;
-      const float scale = HWY_DYNAMIC_DISPATCH(StoreRow)(pool.dtype(), x, hd, pool.data() + at * hd * dtype_size(pool.dtype()));
-      if (scaled) tensor(t, is_k ? "layer_k_scales" : "layer_v_scales").as<float>()[at] = scale;
+      const float scale = HWY_DYNAMIC_DISPATCH(StoreRow)(side.pool.dtype(), side.x + row * hd, hd, side.pool.data() + at * hd * es);
+      if (side.scales) side.scales[at] = scale;
     }
   });
 }

@@ -84,7 +84,7 @@ void varlen(const PagedPoolParams& p, const Pools& pl, TensorMap& t, bool fa2, c
   const int64_t positions = std::max<int64_t>(1, kRowsPerBlock / group);
   AttentionRun run(pl.k.dtype(), out.dtype(), p.softmax_scale());
   for (size_t s = 0; s + 1 < cu.size(); ++s) {
-    const int64_t n = cu[s + 1] - cu[s], first = fa2 ? second[s] - n : second[s];
+    const int64_t n = cu[s + 1] - cu[s], first = paged::seq_span(fa2, n, second[s]).first;
     for (int64_t kh = 0; kh < p.num_kv_heads; ++kh)
       for (int64_t i0 = 0; i0 < n; i0 += positions) {
         run.block(pl.view(kh, tables + s * p.max_num_blocks_per_seq));
@@ -125,11 +125,7 @@ void paged_varlen_attention_fa2_ffi(const PagedVarlenParams& p, TensorMap& t) {
 }
 // Rows no tile covers are left unwritten, as the op defines.
 void paged_varlen_attention_vllm_tiled_q4(const PagedVarlenTiledParams& p, TensorMap& t) {
-  const auto cu = lens(t, "cu_seqlens_q");
-  const auto seqs = lens(t, "tile_seqs"), starts = lens(t, "tile_starts");
-  std::vector<uint8_t> rows(static_cast<size_t>(cu.back()), 0);
-  for (int64_t i = 0; i < p.num_tiles; ++i)
-    for (int64_t r = starts[i]; r < std::min(starts[i] + 4, cu[seqs[i] + 1]); ++r) rows[r] = 1;
+  const std::vector<uint8_t> rows = paged::tiled_rows(t, p.num_tiles);
   varlen(p, pools(p, Layout::Vllm, t), t, false, &rows);
 }
 

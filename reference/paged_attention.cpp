@@ -105,8 +105,8 @@ void varlen_positions(const TensorMap& t, bool fa2, std::vector<int64_t>& kv, st
   kv.resize(second.size()), first.resize(second.size());
   for (size_t s = 0; s < second.size(); ++s) {
     const int64_t n = cu[s + 1] - cu[s];
-    kv[s] = fa2 ? second[s] : second[s] + n;
-    first[s] = fa2 ? second[s] - n : second[s];
+    const paged::SeqSpan span = paged::seq_span(fa2, n, second[s]);
+    kv[s] = span.kv, first[s] = span.first;
   }
 }
 
@@ -143,15 +143,9 @@ void paged_varlen_attention_vllm(const PagedVarlenParams& p, TensorMap& t) {
   varlen_op(p, Layout::Vllm, t, false, all_rows(t));
 }
 
-// A row is computed when some tile covers it: tile t is rows tile_starts[t] .. + 4 of sequence
-// tile_seqs[t], cut at the sequence's end.
+// A row is computed when some tile covers it.
 void paged_varlen_attention_vllm_tiled_q4(const PagedVarlenTiledParams& p, TensorMap& t) {
-  const auto cu = paged::lengths(t, "cu_seqlens_q");
-  const auto seqs = paged::lengths(t, "tile_seqs"), starts = paged::lengths(t, "tile_starts");
-  std::vector<uint8_t> rows(static_cast<size_t>(cu.back()), 0);
-  for (int64_t i = 0; i < p.num_tiles; ++i)
-    for (int64_t r = starts[i]; r < std::min(starts[i] + 4, cu[seqs[i] + 1]); ++r) rows[r] = 1;
-  varlen_op(p, Layout::Vllm, t, false, rows);
+  varlen_op(p, Layout::Vllm, t, false, paged::tiled_rows(t, p.num_tiles));
 }
 
 void paged_varlen_attention_fa2_ffi(const PagedVarlenParams& p, TensorMap& t) {

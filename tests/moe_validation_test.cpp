@@ -7,21 +7,12 @@
 #include "tests/expect_error.h"
 
 #include "core/case_file.h"
+#include "tests/good_case.h"
 #include "core/op.h"
 #include "core/ops/moe_params.h"
 
 namespace ts {
 namespace {
-
-// A generated case of `op_name` as a case file (inputs only), after checking that it loads as is.
-SafetensorsFile good_case(const std::string& op_name, const ParamMap& m) {
-  const Op& op = op_or_throw(op_name);
-  const Params p = op.parse(m);
-  const TensorMap t = op.make_case(p, DType::F32, 7);
-  SafetensorsFile f = case_to_file(op, p, t, {}, 7);
-  EXPECT_NO_THROW(case_from_file(f)) << op_name << ": the unmodified case must load";
-  return f;
-}
 
 TEST(MoeValidation, ExpertIdsOutOfRange) {
   SafetensorsFile f = good_case("compute_ids_tpe", {{"batch", "3"}, {"num_experts", "8"}, {"top_k", "2"}});

@@ -9,21 +9,12 @@
 #include "tests/expect_error.h"
 
 #include "core/case_file.h"
+#include "tests/good_case.h"
 #include "core/op.h"
 #include "core/ops/core_params.h"
 
 namespace ts {
 namespace {
-
-// A generated case of `op` as a case file (inputs only), after checking that it loads as is.
-SafetensorsFile case_file(const std::string& op_name, const ParamMap& m) {
-  const Op& op = op_or_throw(op_name);
-  const Params p = op.parse(m);
-  const TensorMap t = op.make_case(p, DType::F32, 7);
-  SafetensorsFile f = case_to_file(op, p, t, {}, 7);
-  EXPECT_NO_THROW(case_from_file(f)) << op_name << ": the unmodified case must load";
-  return f;
-}
 
 TEST(OpValidation, UnknownMissingAndMalformedParameters) {
   const Op& op = op_or_throw("rms_norm");
@@ -39,7 +30,7 @@ TEST(OpValidation, UnknownMissingAndMalformedParameters) {
 
 TEST(OpValidation, WrongShapeMissingStrayAndWrongDtypeTensors) {
   const ParamMap m = {{"tokens", "3"}, {"dim", "5"}, {"eps", "1e-6"}};
-  const SafetensorsFile good = case_file("rms_norm", m);
+  const SafetensorsFile good = good_case("rms_norm", m);
 
   SafetensorsFile f = good;
   f.tensors["x"] = Tensor(DType::F32, {3, 6});
@@ -94,7 +85,7 @@ TEST(OpValidation, EmbeddingIdOutOfRange) {
 TEST(OpValidation, KvCacheOverflow) {
   const Op& op = op_or_throw("kv_cache_append_head_major");
   ParamMap m = {{"cache_len", "9"}, {"cache_capacity", "12"}, {"new_tokens", "3"}, {"nkv", "2"}, {"hd", "4"}};
-  case_file(op.name(), m);  // exactly full is fine
+  good_case(op.name(), m);  // exactly full is fine
   m["cache_len"] = "10";
   expect_error([&] { op.parse(m); }, "cache overflow: cache_len 10 + new_tokens 3 exceeds cache_capacity 12");
   m["cache_len"] = "-1";
@@ -103,10 +94,10 @@ TEST(OpValidation, KvCacheOverflow) {
 
 TEST(OpValidation, BatchedCacheLengthAtCapacity) {
   const ParamMap m = {{"capacity", "4"}, {"m", "3"}, {"nkv", "2"}, {"hd", "5"}};
-  SafetensorsFile f = case_file("kv_cache_append_batched_per_cache", m);
+  SafetensorsFile f = good_case("kv_cache_append_batched_per_cache", m);
   f.tensors["cache_lens"].as<uint32_t>()[1] = 4;
   expect_error([&] { case_from_file(f); }, "cache_lens[1] = 4 is out of range: must be below capacity = 4");
-  f = case_file("kv_cache_append_batched_per_cache", m);
+  f = good_case("kv_cache_append_batched_per_cache", m);
   f.tensors.erase("caches.2");
   expect_error([&] { case_from_file(f); }, "missing tensor 'caches.2'");
 }

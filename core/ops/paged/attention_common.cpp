@@ -74,4 +74,13 @@ std::vector<int64_t> rows_per_sequence(const TensorMap& t, int64_t total_rows) {
   return rows;
 }
 
+std::vector<uint8_t> tiled_rows(const TensorMap& t, int64_t num_tiles) {
+  const auto cu = lengths(t, "cu_seqlens_q");
+  const auto seqs = lengths(t, "tile_seqs"), starts = lengths(t, "tile_starts");
+  std::vector<uint8_t> rows(static_cast<size_t>(cu.back()), 0);
+  for (int64_t i = 0; i < num_tiles; ++i)
+    for (int64_t r = starts[i]; r < std::min(starts[i] + 4, cu[seqs[i] + 1]); ++r) rows[r] = 1;
+  return rows;
+}
+
 }  // namespace ts::paged

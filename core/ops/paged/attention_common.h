@@ -61,5 +61,18 @@ void set_lengths(Tensor& t, const std::vector<int64_t>& lens);
 // Query rows per sequence from cu_seqlens_q, after checking it starts at 0, never decreases and ends
 // at `total_rows`.
 std::vector<int64_t> rows_per_sequence(const TensorMap& t, int64_t total_rows);
+// A varlen sequence of `rows` query rows: its kv length and the position of its first row, from its
+// pos_offsets entry (rows at pos + i, kv pos + rows) or, FlashAttention-2, its seq_lens entry (rows
+// aligned to the kv's end: at seq_len - rows + i; a negative first leaves the early rows no key).
+// Row i sees keys [0, first + i + 1).
+struct SeqSpan {
+  int64_t kv, first;
+};
+inline SeqSpan seq_span(bool fa2, int64_t rows, int64_t second) {
+  return fa2 ? SeqSpan{second, second - rows} : SeqSpan{second + rows, second};
+}
+// _vllm_tiled_q4's rows: 1 for each query row a tile covers (tile i is rows tile_starts[i] .. + 4 of
+// sequence tile_seqs[i], cut at the sequence's end), 0 for the rest, which the op leaves unwritten.
+std::vector<uint8_t> tiled_rows(const TensorMap& t, int64_t num_tiles);
 
 }  // namespace ts::paged

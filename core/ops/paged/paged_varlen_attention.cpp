@@ -24,7 +24,7 @@ const char* lens_name(Align a) { return a == Align::PosOffsets ? "pos_offsets" :
 // Each sequence's kv length, from its query rows and pos_offsets or seq_lens.
 std::vector<int64_t> kv_lengths(Align a, const std::vector<int64_t>& rows, const std::vector<int64_t>& second) {
   std::vector<int64_t> kv(rows.size());
-  for (size_t s = 0; s < rows.size(); ++s) kv[s] = a == Align::PosOffsets ? second[s] + rows[s] : second[s];
+  for (size_t s = 0; s < rows.size(); ++s) kv[s] = paged::seq_span(a == Align::SeqLensFa2, rows[s], second[s]).kv;
   return kv;
 }
 
@@ -33,7 +33,7 @@ std::vector<int64_t> kv_lengths(Align a, const std::vector<int64_t>& rows, const
 double visible_pairs(Align a, const std::vector<int64_t>& rows, const std::vector<int64_t>& second) {
   double pairs = 0;
   for (size_t s = 0; s < rows.size(); ++s) {
-    const int64_t first = a == Align::PosOffsets ? second[s] : second[s] - rows[s];
+    const int64_t first = paged::seq_span(a == Align::SeqLensFa2, rows[s], second[s]).first;
     for (int64_t i = 0; i < rows[s]; ++i) pairs += static_cast<double>(std::max<int64_t>(0, first + i + 1));
   }
   return pairs;
@@ -276,11 +276,7 @@ const Op& op_paged_varlen_attention_vllm_tiled_q4() {
       .reference = ref::paged_varlen_attention_vllm_tiled_q4,
       .tolerance = [](const P& p, DType dt) { return paged::tolerance(p, dt, p.max_kv_len); },
       .outputs = {{"out", {}, [](const P& p, const TensorMap& in, const TensorMap&, std::vector<uint8_t>& mask) {
-                     std::vector<uint8_t> covered(static_cast<size_t>(p.total_q_tokens), 0);
-                     const auto cu = paged::lengths(in, "cu_seqlens_q");
-                     const auto seqs = paged::lengths(in, "tile_seqs"), starts = paged::lengths(in, "tile_starts");
-                     for (int64_t i = 0; i < p.num_tiles; ++i)
-                       for (int64_t row = starts[i]; row < std::min(starts[i] + 4, cu[seqs[i] + 1]); ++row) covered[row] = 1;
+                     const std::vector<uint8_t> covered = paged::tiled_rows(in, p.num_tiles);
                      const int64_t width = p.num_heads * p.head_dim;
                      for (int64_t row = 0; row < p.total_q_tokens; ++row)
                        if (!covered[row]) std::fill(mask.begin() + row * width, mask.begin() + (row + 1) * width, 0);
