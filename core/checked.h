@@ -46,21 +46,22 @@ inline bool fits_u(uint64_t offset, uint64_t len, uint64_t size) { return offset
 
 // The element count of a shape: every dimension non-negative, the product at most `limit`
 // (default 2^40: larger than any tensor the harness can hold, far from 2^63). Zero when a dimension
-// is zero, whatever the others are.
+// is zero, but the other dimensions' product must still be within the limit: readers multiply
+// subsets of a shape (row counts, strides) on their own, and those products must not wrap.
 inline constexpr int64_t kMaxElements = int64_t{1} << 40;
 template <class Dims> int64_t numel(const Dims& dims, int64_t limit = kMaxElements) {
   int64_t n = 1;
   bool zero = false;
   for (int64_t d : dims) {
     if (d < 0) fail("negative dimension {}", d);
-    if (d == 0) zero = true;
-  }
-  if (zero) return 0;
-  for (int64_t d : dims) {
+    if (d == 0) {
+      zero = true;
+      continue;
+    }
     if (n > limit / d) fail("{} elements or more: larger than the limit of {}", n > 0 ? n : d, limit);
     n *= d;
   }
-  return n;
+  return zero ? 0 : n;
 }
 
 }  // namespace ts::checked

@@ -70,6 +70,8 @@ cases = {
     "five_dims": gguf(kvs[:1], [("x", [1, 1, 1, 1, 1], 0, b"\0" * 4)]),
     "misaligned": gguf(kvs[:1], [("x", [8], 0, b"\0" * 32)], offsets=[4]),
     "alignment_48": gguf(kvs[:1] + [("general.alignment", U32, 48)], [("x", [8], 0, b"\0" * 32)]),
+    # Found by the fuzzer in CI: an empty tensor whose other dimensions multiply past 2^63 (n_rows wrapped).
+    "empty_huge_dims": gguf(kvs[:1], [("x", [0, 1 << 62, 1 << 41], 0, b"")]),
     "overlap": gguf(kvs[:1], [("x", [8], 0, b"\0" * 32), ("y", [8], 0, b"\0" * 32)], offsets=[0, 0]),
 }
 for name, data in cases.items():

@@ -273,6 +273,8 @@ TEST(GgufHostile, TensorInfos) {
   expect_error([&] { gguf::parse(with({1, 1, 1, 1, 1}, 0, pattern(4, 0))); }, "tensor 'x': 5 dimensions (1 to 4");
   expect_error([&] { gguf::parse(with({}, 0, "")); }, "tensor 'x': 0 dimensions");
   expect_error([&] { gguf::parse(with({1 << 30, 1 << 30, 1 << 30}, 0, "")); }, "tensor 'x': ");
+  // Found by the fuzzer: an empty tensor whose other dimensions multiply past 2^63.
+  expect_error([&] { gguf::parse(with({0, int64_t{1} << 62, int64_t{1} << 41}, 0, "")); }, "larger than the limit");
   expect_error([&] { gguf::parse(with({-1}, 0, "")); }, "tensor 'x': dimension 0 is 18446744073709551615");
   expect_error([&] { gguf::parse(with({8}, 4, pattern(32, 0))); }, "tensor 'x': unknown ggml type id 4");
   expect_error([&] { gguf::parse(with({48}, 2, pattern(27, 0))); }, "tensor 'x': rows of 48 values are not a whole number of Q4_0 blocks");
