@@ -25,6 +25,7 @@ using nlohmann::json;
 // emulations where one model-sized iteration can take seconds).
 constexpr const char* kDefaultFilter = "^[a-z_]+/cpu/";
 constexpr int kDefaultRepetitions = 10;
+constexpr int kDefaultProcesses = 5;  // two repetitions a process
 
 struct Split {
   std::vector<std::string> ours, bench;
@@ -69,28 +70,42 @@ double fraction(const std::string& flag, const std::string& v, double lo, double
 }
 
 // Runs touchstone-bench with `filter` (the baselines added), every repetition kept in the JSON, and
-// wraps its output as a record.
-json record_run(const Args& a, std::vector<std::string> bench_flags, const std::string& filter, int repetitions) {
+// wraps its output as a record. The repetitions are spread over `processes` runs of touchstone-bench,
+// one after the other: a process draws its own physical pages for the buffers (transparent huge pages or
+// not, which cache sets they map to), its own code and heap alignment, and on this kind of machine that
+// moves a kernel by 10-30% from one process to the next while repetitions inside one process agree.
+// Repetitions of one process would hide that spread from the U test, which would then read two records
+// of one commit as different (measured: 2 false regressions in 100 comparisons). Spread over processes,
+// the spread is in the sample.
+json record_run(const Args& a, std::vector<std::string> bench_flags, const std::string& filter, int repetitions,
+                int processes) {
   const std::string binary = find_bench_binary(a.get("bench"));
   take_flag(bench_flags, "--benchmark_filter=");
   take_flag(bench_flags, "--benchmark_out=");  // ours: the JSON comes back through a file of our own
   take_flag(bench_flags, "--benchmark_out_format=");
   take_flag(bench_flags, "--benchmark_format=");
-  // Repetitions in random interleaved order: on a shared machine the load drifts over minutes, and one
-  // benchmark's repetitions back to back would all see the same moment while the limits it is divided
-  // by were measured at another. Interleaved, every benchmark (the limits included) samples the whole
-  // run. The price: a benchmark is set up again each time its turn comes back.
-  std::vector<std::string> args = {"--benchmark_filter=(" + filter + ")|" + kBaselineFilter,
-                                   fmt::format("--benchmark_repetitions={}", repetitions),
-                                   "--benchmark_enable_random_interleaving=true",
-                                   "--benchmark_report_aggregates_only=false",
-                                   "--benchmark_display_aggregates_only=true"};
-  args.insert(args.end(), bench_flags.begin(), bench_flags.end());
+  processes = std::min(processes, repetitions);
   const CommitInfo c = current_commit(a.get("source"));
-  std::cerr << fmt::format("touchstone bench: commit {}{} ({}); running {} with {} repetitions\n", c.meta.commit,
-                           c.meta.dirty ? " (dirty)" : "", c.source, binary, repetitions);
-  json bench = run_bench(binary, args);
+  std::cerr << fmt::format("touchstone bench: commit {}{} ({}); running {} with {} repetitions in {} process{}\n",
+                           c.meta.commit, c.meta.dirty ? " (dirty)" : "", c.source, binary, repetitions, processes,
+                           processes == 1 ? "" : "es");
+  std::vector<json> runs;
+  for (int p = 0; p < processes; ++p) {
+    const int reps = repetitions / processes + (p < repetitions % processes ? 1 : 0);
+    // Repetitions in random interleaved order: the load drifts over minutes, and one benchmark's
+    // repetitions back to back would all see the same moment while the limits it is divided by were
+    // measured at another. Interleaved, every benchmark (the limits included) samples the whole run.
+    std::vector<std::string> args = {"--benchmark_filter=(" + filter + ")|" + kBaselineFilter,
+                                     fmt::format("--benchmark_repetitions={}", reps),
+                                     "--benchmark_enable_random_interleaving=true",
+                                     "--benchmark_report_aggregates_only=false",
+                                     "--benchmark_display_aggregates_only=true"};
+    args.insert(args.end(), bench_flags.begin(), bench_flags.end());
+    runs.push_back(run_bench(binary, args));
+  }
+  json bench = merge_processes(std::move(runs));
   RecordMeta meta = c.meta;
+  meta.processes = processes;
   // The benchmark binary says how it was built when it can (an older one may not).
   if (bench.contains("context") && bench["context"].contains("touchstone_build_type"))
     meta.build_type = bench["context"]["touchstone_build_type"].get<std::string>();
@@ -111,13 +126,14 @@ void write_json(const json& j, const std::optional<std::string>& path) {
 
 int cmd_record(const std::vector<std::string>& argv) {
   Split s = split_flags(argv);
-  const Args a(s.ours, {"out", "bench", "source", "repetitions"}, {});
+  const Args a(s.ours, {"out", "bench", "source", "repetitions", "processes"}, {});
   check(a.positional().empty(), "bench record takes no positional argument ('{}')",
         a.positional().empty() ? "" : a.positional()[0]);
   const int reps = a.get("repetitions") ? positive_int("repetitions", *a.get("repetitions")) : kDefaultRepetitions;
   const std::string filter = take_flag(s.bench, "--benchmark_filter=").value_or(kDefaultFilter);
   if (auto out = a.get("out")) check_output_path(*out, "");  // before the long run, not after
-  write_json(record_run(a, s.bench, filter, reps), a.get("out"));
+  const int processes = a.get("processes") ? positive_int("processes", *a.get("processes")) : kDefaultProcesses;
+  write_json(record_run(a, s.bench, filter, reps, processes), a.get("out"));
   return 0;
 }
 
@@ -158,7 +174,8 @@ int repetitions_of(const Record& r) {
 
 int cmd_compare(const std::vector<std::string>& argv) {
   Split s = split_flags(argv);
-  const Args a(s.ours, {"against", "bench", "source", "repetitions", "min-effect", "alpha", "save"}, {"report-only"});
+  const Args a(s.ours, {"against", "bench", "source", "repetitions", "processes", "min-effect", "alpha", "save"},
+               {"report-only"});
   check(a.positional().size() == 1, "usage: touchstone bench compare BASELINE [--against RUN] [--report-only] ...");
   bench_stats::Thresholds t;
   if (auto v = a.get("min-effect")) t.min_effect = fraction("min-effect", *v, 0, 10);
@@ -166,8 +183,8 @@ int cmd_compare(const std::vector<std::string>& argv) {
   const Record baseline = load_record(a.positional()[0]);
   Record run;
   if (auto against = a.get("against")) {
-    check(s.bench.empty() && !a.get("repetitions") && !a.get("save"),
-          "--against reads a record: no benchmark flags, --repetitions or --save with it");
+    check(s.bench.empty() && !a.get("repetitions") && !a.get("processes") && !a.get("save"),
+          "--against reads a record: no benchmark flags, --repetitions, --processes or --save with it");
     run = load_record(*against);
   } else {
     const int reps = a.get("repetitions") ? positive_int("repetitions", *a.get("repetitions")) : repetitions_of(baseline);
@@ -179,7 +196,9 @@ int cmd_compare(const std::vector<std::string>& argv) {
     flags.push_back("--dtypes=all");
     flags.push_back("--seed=" + ctx.value("touchstone_seed", std::string("1")));
     s.bench.insert(s.bench.begin(), flags.begin(), flags.end());
-    json j = record_run(a, s.bench, filter_of(baseline), reps);
+    const int processes =
+        a.get("processes") ? positive_int("processes", *a.get("processes")) : baseline.meta.processes;
+    json j = record_run(a, s.bench, filter_of(baseline), reps, processes);
     if (auto save = a.get("save")) write_json(j, save);
     run = parse_record(std::move(j), "this run");
   }

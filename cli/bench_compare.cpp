@@ -69,7 +69,7 @@ CompareSummary compare_records(const Record& old_run, const Record& new_run, con
   for (const auto& n : names) w = std::max(w, n.size());
 
   out << "\njudged on: mem = bytes/s as a fraction of the run's triad, compute = FLOP/s as a fraction of its cblas sgemm "
-      << kSgemmReference << fmt::format("; U test alpha {}, minimum effect {:.0f}%\n", t.alpha, 100 * t.min_effect);
+      << kSgemmReference << fmt::format("; U test alpha {}, minimum effect {:.0f}%; a change must show both normalised and raw\n", t.alpha, 100 * t.min_effect);
   const std::string header = fmt::format("{:<{}} {:>7} {:>9} {:>9} {:>8} {:>8} {:>7}  {}", "benchmark", w, "bound",
                                          "old", "new", "change", "raw", "p", "verdict");
   out << header << "\n" << std::string(header.size(), '-') << "\n";
@@ -92,15 +92,17 @@ CompareSummary compare_records(const Record& old_run, const Record& new_run, con
     const Bound b = bound_of(o->second, old_run.limits);
     const Judgement j = bench_stats::judge(normalised(o->second, old_run.limits, b),
                                            normalised(n->second, new_run.limits, b), t);
-    // The un-normalised change beside it, so a reader sees how much of a move the machine explains.
+    // Judged on raw speed too: the change beside it shows how much of a move the machine explains, and a
+    // regression must show on both (bench_stats::confirm).
     const Judgement raw = bench_stats::judge(normalised(o->second, old_run.limits, Bound::Time),
                                              normalised(n->second, new_run.limits, Bound::Time), t);
+    const Verdict v = bench_stats::confirm(j, raw);
     ++s.compared;
-    if (j.verdict == Verdict::Regressed) ++s.regressed;
-    if (j.verdict == Verdict::Improved) ++s.improved;
-    if (j.verdict == Verdict::NoVerdict) ++s.no_verdict;
+    if (v == Verdict::Regressed) ++s.regressed;
+    if (v == Verdict::Improved) ++s.improved;
+    if (v == Verdict::NoVerdict) ++s.no_verdict;
     const char* bound = b == Bound::Memory ? "mem" : b == Bound::Compute ? "compute" : "time";
-    if (j.verdict == Verdict::NoVerdict) {
+    if (v == Verdict::NoVerdict) {
       out << fmt::format("{:<{}} {:>7} {:>9} {:>9} {:>8} {:>8} {:>7}  no verdict ({} and {} repetitions; at least {} a side)\n",
                          name, w, bound, "", "", "", "", "", o->second.seconds.size(), n->second.seconds.size(),
                          t.min_repetitions);
@@ -108,7 +110,12 @@ CompareSummary compare_records(const Record& old_run, const Record& new_run, con
     }
     out << fmt::format("{:<{}} {:>7} {:>9} {:>9} {:>8} {:>8} {:>7.4f}  {}\n", name, w, bound, figure(j.old_median, b),
                        figure(j.new_median, b), change(j.change), change(raw.change), j.p,
-                       bench_stats::verdict_name(j.verdict));
+                       v == Verdict::Unconfirmed
+                           ? fmt::format("unconfirmed ({} only)", j.verdict == Verdict::Regressed ||
+                                                                          j.verdict == Verdict::Improved
+                                                                      ? "normalised"
+                                                                      : "raw")
+                           : bench_stats::verdict_name(v));
   }
   for (const auto& note : notes) out << "  " << note << "\n";
   out << fmt::format("\n{} compared: {} regressions, {} improvements, {} without a verdict; {} not in both runs\n",

@@ -95,6 +95,28 @@ std::map<std::string, Repetitions> repetitions_of(const json& bench, const std::
   return runs;
 }
 
+nlohmann::json merge_processes(std::vector<json> runs) {
+  check(!runs.empty(), "internal: no benchmark process to merge");
+  if (runs.size() == 1) return std::move(runs[0]);
+  json all = json::array();
+  for (json& run : runs) {
+    check(run.contains("benchmarks") && run["benchmarks"].is_array(), "touchstone-bench wrote no benchmarks list");
+    for (json& r : run["benchmarks"])
+      if (r.value("run_type", "iteration") == "iteration") all.push_back(std::move(r));
+  }
+  std::map<std::string, int> seen, count;
+  const auto key = [](const json& r) { return r.value("run_name", r.value("name", std::string())); };
+  for (const json& r : all) ++count[key(r)];
+  for (json& r : all) {
+    const std::string k = key(r);
+    r["repetition_index"] = seen[k]++;
+    r["repetitions"] = count[k];
+  }
+  json merged = std::move(runs[0]);
+  merged["benchmarks"] = std::move(all);
+  return merged;
+}
+
 Limits measure_limits(const std::map<std::string, Repetitions>& runs, const std::string& what) {
   Limits l;
   l.triad_bytes_per_second = median_of(runs, kTriad, false, what);
@@ -115,6 +137,7 @@ json make_record(json bench, const RecordMeta& meta) {
                          {"commit", meta.commit},
                          {"dirty", meta.dirty},
                          {"build_type", meta.build_type},
+                         {"processes", meta.processes},
                          {"limits",
                           {{"stream_triad_bytes_per_second", l.triad_bytes_per_second},
                            {"fma_peak_flops", l.fma_peak_flops},
@@ -131,6 +154,11 @@ Record parse_record(json j, const std::string& what) {
   const json& t = j["touchstone"];
   check(t.value("format", 0) == 1, "{}: record format {} is not 1", what, t.value("format", 0));
   r.meta = {t.value("commit", ""), t.value("dirty", false), t.value("build_type", "")};
+  if (const auto p = t.find("processes"); p != t.end()) {
+    check(p->is_number_integer() && p->get<int64_t>() >= 1 && p->get<int64_t>() <= 1000,
+          "{}: \"processes\" is {}, not a count from 1 to 1000", what, p->dump());
+    r.meta.processes = p->get<int>();
+  }
   const auto lim = t.find("limits");
   check(lim != t.end() && lim->is_object(), "{}: no limits in the record", what);
   const auto num = [&](const char* key) {

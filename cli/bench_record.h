@@ -33,6 +33,7 @@ struct RecordMeta {
   std::string commit;
   bool dirty = false;
   std::string build_type;
+  int processes = 1;  // touchstone-bench processes the repetitions were spread over (older records: 1)
 };
 
 struct Record {
@@ -53,6 +54,12 @@ std::map<std::string, Repetitions> repetitions_of(const nlohmann::json& bench, c
 // Limits from the baselines' repetitions (their medians). Error when triad, FMA peak or the reference
 // SGEMM is missing or failed: a record without them cannot normalise anything.
 Limits measure_limits(const std::map<std::string, Repetitions>& runs, const std::string& what);
+
+// The JSONs of several touchstone-bench processes as one run: the first's context, every process's
+// iteration runs in order with repetition_index and repetitions renumbered per benchmark (so the result
+// reads as one run of all the repetitions; Google Benchmark's compare.py reads it so too), the
+// per-process aggregates dropped (they summarised a part). One process: its JSON unchanged.
+nlohmann::json merge_processes(std::vector<nlohmann::json> runs);
 
 // touchstone-bench's JSON with the "touchstone" key added.
 nlohmann::json make_record(nlohmann::json bench, const RecordMeta& meta);

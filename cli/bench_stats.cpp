@@ -46,6 +46,7 @@ const char* verdict_name(Verdict v) {
     case Verdict::Small: return "small change";
     case Verdict::Improved: return "IMPROVED";
     case Verdict::Regressed: return "REGRESSION";
+    case Verdict::Unconfirmed: return "unconfirmed";
   }
   return "?";
 }
@@ -65,6 +66,15 @@ Judgement judge(const std::vector<double>& old_figures, const std::vector<double
   else
     j.verdict = j.change < 0 ? Verdict::Regressed : Verdict::Improved;
   return j;
+}
+
+Verdict confirm(const Judgement& normalised, const Judgement& raw) {
+  const Verdict n = normalised.verdict, r = raw.verdict;
+  if (n == Verdict::NoVerdict || r == Verdict::NoVerdict) return Verdict::NoVerdict;
+  const auto changed = [](Verdict v) { return v == Verdict::Regressed || v == Verdict::Improved; };
+  if (n == r) return n;
+  if (changed(n) || changed(r)) return Verdict::Unconfirmed;
+  return n;  // neither beyond the floor: the normalised judgement stands
 }
 
 }  // namespace ts::bench_stats

@@ -26,6 +26,9 @@ enum class Verdict {
   Small,      // significant but below the minimum effect: listed, never fails
   Improved,
   Regressed,  // significant and at least min_effect lower: the one verdict that fails a compare
+  // A change beyond the floor in the normalised figure or in the raw one, not in both: the limit's
+  // own measurement moved, or the whole machine did. Listed, never fails (see confirm()).
+  Unconfirmed,
 };
 const char* verdict_name(Verdict v);
 
@@ -45,5 +48,14 @@ struct Judgement {
 };
 
 Judgement judge(const std::vector<double>& old_figures, const std::vector<double>& new_figures, const Thresholds& t);
+
+// The verdict of a benchmark judged twice: on its figure normalised by the run's machine limit and on
+// its raw speed. A kernel that really got slower (or faster) is so both ways; one that moves on one
+// side only moved with the machine (raw only: the roof moved with it) or with the noise of measuring
+// the roof (normalised only: the kernel's own time did not change), and neither is the kernel's doing.
+// So Regressed and Improved need both judgements to agree; a change on one side only is Unconfirmed.
+// (The cost: a kernel 20% slower on a machine that got 20% faster between the records reads
+// unconfirmed. Record both sides on one machine in one sitting.)
+Verdict confirm(const Judgement& normalised, const Judgement& raw);
 
 }  // namespace ts::bench_stats

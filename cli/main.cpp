@@ -36,13 +36,15 @@ constexpr const char* kUsage = R"(usage: touchstone <command> [options]
   report RUN.json [RUN.json ...] -o DIR   DIR/index.html: touchstone-bench runs or records as rooflines,
                                           fractions of the machine's limits, runs side by side, and the
                                           support matrix (needs python3-matplotlib)
-  bench record [--out FILE] [--repetitions N] [--bench PATH] [--source DIR] [bench flags]
-                                          run touchstone-bench (default filter: every cpu op) with the
-                                          machine's limits; write a baseline record (JSON)
+  bench record [--out FILE] [--repetitions N] [--processes P] [--bench PATH] [--source DIR] [bench flags]
+                                          run touchstone-bench (default filter: every cpu op; 10
+                                          repetitions over 5 processes) with the machine's limits;
+                                          write a baseline record (JSON)
   bench compare BASELINE [--against RUN] [--min-effect 0.1] [--alpha 0.05] [--report-only] [--save FILE]
                                           rerun (or read) the baseline's benchmarks; per benchmark the
-                                          change of its fraction of the machine limit, a U test, a
-                                          verdict; exit 1 on a significant regression
+                                          change of its fraction of the machine limit and of its raw
+                                          speed, a U test, a verdict; exit 1 on a significant
+                                          regression shown both ways
 
   --device D picks the device of an OpenCL / Vulkan backend: an index or part of its name
   (the same as TOUCHSTONE_OPENCL_DEVICE / TOUCHSTONE_VULKAN_DEVICE).

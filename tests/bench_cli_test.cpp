@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -46,7 +47,8 @@ json bench_json(double triad_gbs, double sgemm_gflops, const std::vector<std::pa
     runs.push_back(repetition("baseline/stream_triad", i, 0.1, triad_gbs * 1e9 * wiggle, 0));
     runs.push_back(repetition("baseline/fma_peak", i, 0.1, 0, 60e9 * wiggle));
     runs.push_back(repetition("baseline/cblas_sgemm/m512_n4096_k4096", i, 0.1, 1e8, sgemm_gflops * 1e9 * wiggle));
-    for (const auto& [name, gbs] : ops) runs.push_back(repetition(name, i, 0.001, gbs * 1e9 * wiggle, gbs * 0.25e9 * wiggle));
+    for (const auto& [name, gbs] : ops)  // 5 MB moved: the time follows the bandwidth
+      runs.push_back(repetition(name, i, 5e-3 / (gbs * wiggle), gbs * 1e9 * wiggle, gbs * 0.25e9 * wiggle));
   }
   runs.push_back({{"name", "baseline/stream_triad/manual_time_cv"}, {"run_type", "aggregate"},
                   {"aggregate_name", "cv"}, {"real_time", 1.0}, {"time_unit", "us"}, {"flops", "NAN_HERE"}});
@@ -70,10 +72,12 @@ fs::path fake_bench(const json& output) {
   return script;
 }
 
-fs::path record_of(const json& output, const std::string& name) {
+// A record of the stand-in's output; one process unless `flags` say otherwise.
+fs::path record_of(const json& output, const std::string& name, const std::string& flags = "--processes 1") {
   const fs::path rec = temp(name);
   fs::remove(rec);
-  const test::CliResult r = run_cli("bench record --bench " + fake_bench(output).string() + " --out " + rec.string());
+  const test::CliResult r =
+      run_cli("bench record --bench " + fake_bench(output).string() + " --out " + rec.string() + " " + flags);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   return rec;
 }
@@ -111,6 +115,36 @@ TEST(BenchCli, RecordKeepsTheJsonAndAddsLimits) {
   EXPECT_EQ(t["devices"][0]["device"], "host CPU, SIMD AVX2");
 }
 
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Repetitions spread over processes come back as one run: every process's repetitions, renumbered, the
+// per-process aggregates dropped, the process count in the record. (The stand-in writes its 10
+// repetitions whatever it is asked for; what it was asked is in its arguments.)
+TEST(BenchCli, RecordSpreadsRepetitionsOverProcesses) {
+  const json bench = bench_json(10, 80, {{kOp, 5}});
+  std::ifstream in(record_of(bench, "procs.json", "--repetitions 7 --processes 3"));
+  const json rec = json::parse(in);
+  EXPECT_EQ(rec["touchstone"]["processes"], 3);
+  EXPECT_NE(slurp(temp("fake-args")).find("--benchmark_repetitions=2\n"), std::string::npos);  // 3 + 2 + 2
+  std::map<std::string, std::vector<int>> index;
+  for (const json& r : rec["benchmarks"]) {
+    EXPECT_EQ(r["run_type"], "iteration");
+    EXPECT_EQ(r["repetitions"], 30);
+    index[r["run_name"]].push_back(r["repetition_index"]);
+  }
+  ASSERT_EQ(index.size(), 4u);
+  for (const auto& [name, idx] : index) {
+    ASSERT_EQ(idx.size(), 30u) << name;
+    for (int i = 0; i < 30; ++i) EXPECT_EQ(idx[static_cast<size_t>(i)], i) << name;
+  }
+  // More processes than repetitions: one repetition each.
+  std::ifstream in2(record_of(bench, "procs2.json", "--repetitions 2 --processes 9"));
+  EXPECT_EQ(json::parse(in2)["touchstone"]["processes"], 2);
+}
+
 // The machine ran 30% slower everywhere (triad and the kernel alike): not a regression of the kernel.
 TEST(BenchCli, SlowerMachineIsNotARegression) {
   const fs::path old_rec = record_of(bench_json(10, 80, {{kOp, 5}}), "old.json");
@@ -119,6 +153,17 @@ TEST(BenchCli, SlowerMachineIsNotARegression) {
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("-30.0%"), std::string::npos) << r.out;  // the raw change, shown
   EXPECT_EQ(r.out.find("REGRESSION"), std::string::npos) << r.out;
+}
+
+// The triad measured 30% faster while the kernel's time stayed: the normalised figure fell 23%, the raw
+// one did not move. The roof's measurement moved, not the kernel: listed as unconfirmed, not failing.
+TEST(BenchCli, LimitMovingAloneIsUnconfirmed) {
+  const fs::path old_rec = record_of(bench_json(10, 80, {{kOp, 5}}), "old.json");
+  const fs::path new_rec = record_of(bench_json(13, 80, {{kOp, 5}}), "new.json");
+  const test::CliResult r = run_cli("bench compare " + old_rec.string() + " --against " + new_rec.string());
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("unconfirmed (normalised only)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("0 regressions"), std::string::npos) << r.out;
 }
 
 TEST(BenchCli, RegressionFailsImprovementDoesNot) {
@@ -150,11 +195,6 @@ TEST(BenchCli, BenchmarksMissingFromOneSideAreListed) {
   EXPECT_NE(r.out.find("gelu/cpu/t2048_ff4096/F32: only in the baseline"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("silu/cpu/t2048_ff4096/F32: only in the new run"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("2 not in both runs"), std::string::npos) << r.out;
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 // Without --against, compare reruns exactly the baseline's benchmarks with its seed, repetitions and
@@ -195,6 +235,12 @@ TEST(BenchCli, BadInput) {
   expect_one_line_error("bench compare", "usage");
   expect_one_line_error("bench frobnicate", "unknown bench command");
   expect_one_line_error("bench record --repetitions 0", "--repetitions");
+  expect_one_line_error("bench record --processes x", "--processes");
+  expect_one_line_error("bench compare " + good.string() + " --against " + good.string() + " --processes 2", "--processes");
+  rec = json::parse(std::ifstream(good));
+  rec["touchstone"]["processes"] = "many";
+  write(no_limits, rec.dump());
+  expect_one_line_error("bench compare " + no_limits.string(), "\"processes\" is \"many\"");
   expect_one_line_error("bench record --bench /nonexistent/touchstone-bench", "not an executable");
   expect_one_line_error("bench record --bench /bin/false", "failed");
   // A run without its baselines has no limits to record.

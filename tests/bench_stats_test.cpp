@@ -71,6 +71,26 @@ TEST(BenchStats, EffectFloorAndDirection) {
   EXPECT_EQ(judge(base, up5, strict).verdict, Verdict::Improved);
 }
 
+// A change counts only when the normalised and the raw judgements agree on it.
+TEST(BenchStats, ConfirmNeedsBothJudgements) {
+  const std::vector<double> base = {1.00, 1.01, 0.99, 1.02, 0.98, 1.00, 1.01, 0.99, 1.00, 1.00};
+  std::vector<double> down30, down5;
+  for (double x : base) down30.push_back(x * 0.7), down5.push_back(x * 0.95);
+  const Judgement same = judge(base, base, {}), regressed = judge(base, down30, {}), small = judge(base, down5, {});
+  const Judgement improved = judge(down30, base, {}), none = judge({1, 2}, {1, 2}, {});
+  ASSERT_EQ(regressed.verdict, Verdict::Regressed);
+  ASSERT_EQ(small.verdict, Verdict::Small);
+  EXPECT_EQ(confirm(regressed, regressed), Verdict::Regressed);
+  EXPECT_EQ(confirm(improved, improved), Verdict::Improved);
+  EXPECT_EQ(confirm(regressed, same), Verdict::Unconfirmed);  // the limit's measurement moved, not the kernel
+  EXPECT_EQ(confirm(same, regressed), Verdict::Unconfirmed);  // the machine moved, the roof with it
+  EXPECT_EQ(confirm(regressed, small), Verdict::Unconfirmed);
+  EXPECT_EQ(confirm(regressed, improved), Verdict::Unconfirmed);
+  EXPECT_EQ(confirm(small, same), Verdict::Small);
+  EXPECT_EQ(confirm(same, small), Verdict::Unchanged);
+  EXPECT_EQ(confirm(none, regressed), Verdict::NoVerdict);
+}
+
 // Repetitions of a normalised figure: Gaussian noise of `cv`, and a fraction `slowed` of the repetitions
 // slowed by 10-40% (another process took the cores for a while).
 std::vector<double> noisy_repetitions(std::mt19937_64& rng, double level, int n, double cv, double slowed) {
