@@ -34,7 +34,7 @@ Support support(const std::string& op_name, const ParamMap& m, DType dt = DType:
 TEST(VulkanPaged, HeadDimAboveTheKernelsIsRefused) {
   const Support s = support("paged_decode_attention", {{"num_seqs", "1"}, {"num_heads", "2"}, {"num_kv_heads", "1"},
                                                        {"head_dim", "320"}, {"block_size", "16"},
-                                                       {"max_num_blocks_per_seq", "2"}});
+                                                       {"max_num_blocks_per_seq", "2"}, {"q_len", "1"}});
   EXPECT_FALSE(s.ok);
   EXPECT_NE(s.reason.find("256"), std::string::npos) << s.reason;
 }
