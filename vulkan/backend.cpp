@@ -64,6 +64,8 @@ class VulkanImpl final : public Backend {
     add_layout_planners(planners_);
     add_rope_planners(planners_);
     add_attention_planners(planners_);
+    add_paged_planners(planners_);
+    add_kv_planners(planners_);
     add_argmax_planners(planners_);
     add_quant_planners(planners_);
   }
@@ -82,9 +84,10 @@ class VulkanImpl final : public Backend {
     auto it = planners_.find(pr.op->name());
     if (it == planners_.end()) return Support::no("no Vulkan kernel for this op yet");
     // Activations in F32, F16 or BF16 (a variant per storage type), F32 scales, integer ids, GGUF
-    // bytes (read as words by the quant shaders).
-    const Support s =
-        dtypes_handled(pr, {DType::F32, DType::F16, DType::BF16, DType::I32, DType::U32, DType::U8}, "Vulkan");
+    // bytes (read as words by the quant shaders), I8 / F8_E4M3 KV pools (words, attn_kv).
+    const Support s = dtypes_handled(
+        pr, {DType::F32, DType::F16, DType::BF16, DType::I32, DType::U32, DType::U8, DType::I8, DType::F8_E4M3},
+        "Vulkan");
     if (!s.ok) return s;
     init();
     for (const auto& d : pr.decls)

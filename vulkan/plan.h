@@ -118,6 +118,8 @@ void add_elementwise_planners(PlannerTable& t);
 void add_layout_planners(PlannerTable& t);
 void add_rope_planners(PlannerTable& t);
 void add_attention_planners(PlannerTable& t);
+void add_paged_planners(PlannerTable& t);
+void add_kv_planners(PlannerTable& t);
 void add_argmax_planners(PlannerTable& t);
 void add_quant_planners(PlannerTable& t);
 

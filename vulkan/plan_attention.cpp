@@ -1,6 +1,10 @@
-// flash_attention, mla_attention, flash_attention_batched_per_cache: attention.comp.
+// The attention engine's planning (attention.comp), and the core ops on it: flash_attention,
+// mla_attention, flash_attention_batched_per_cache.
+#include "vulkan/plan_attention.h"
+
+#include <bit>
+
 #include "core/ops/core_params.h"
-#include "vulkan/plan.h"
 
 namespace ts::vk {
 
@@ -9,11 +13,10 @@ namespace {
 constexpr int64_t kFaMaxDim = 256, kFaRows = 8, kFaKeys = 16;
 constexpr int64_t kMlaMaxDim = 576, kMlaRows = 4, kMlaKeys = 8;
 
-// Shared memory of attention.comp: sq, skv, sp, sm / sl / scorr, srow.
+// Shared memory of attention.comp: sq_, skv, sp, sm / sl / scorr, srange, skb / svb / sks / svs.
 constexpr uint64_t shared_bytes(int64_t hd, int64_t bq, int64_t bk) {
-  return 4 * static_cast<uint64_t>(bq * hd + bk * hd + bq * bk + 4 * bq);
+  return 4 * static_cast<uint64_t>(bq * hd + bk * hd + bq * bk + 5 * bq + 4 * bk);
 }
-constexpr uint32_t kNoIndex = 0xffffffffu;
 
 // Pieces hold at least this many keys (a multiple of both variants' BK): below it the state a piece
 // writes (dv + 2 floats per row) nears the K/V bytes it summarises.
@@ -32,25 +35,14 @@ Split key_split(int64_t groups, int64_t keys, const Target& tg) {
   return {piece, ceil_div(keys, piece)};
 }
 
-struct Attn {
-  std::string q, k1, k2, v, kv_lens;
-  int64_t batch = 1, q_len = 1, kv_len = 0, pos_offset = 0, nh = 1, nkv = 1, dqk = 1, dk1 = 1, dv = 1;
-  bool causal = false;
-  int64_t window = 0, k1_hs = 0, k2_hs = 0, v_hs = 0;
-  float scale = 1;
-  int64_t q_off = 0, o_off = 0;
-  uint32_t kv_len_index = kNoIndex;
-  int64_t capacity = 0;  // with kv_lens: the most keys a sequence may have
-};
-
 void check_grid(const Dispatch& d, const Target& tg) {
   check(d.groups[0] <= tg.max_groups[0] && d.groups[1] <= tg.max_groups[1] && d.groups[2] <= tg.max_groups[2],
         "vulkan attention: grid {}x{}x{} of {} is above the device's limits", d.groups[0], d.groups[1], d.groups[2],
         d.shader);
 }
 
-// The attention dispatch, then with a key split the combine dispatch (the runtime puts a barrier
-// between them), which shares its bindings and push constants.
+}  // namespace
+
 std::vector<Dispatch> attn(const Target& tg, const Attn& a, bool mla) {
   const int64_t max_dim = mla ? kMlaMaxDim : kFaMaxDim, rows = mla ? kMlaRows : kFaRows;
   check(a.dqk <= max_dim && a.dv <= max_dim, "vulkan attention: head dim {} is above the kernel's {}",
@@ -59,20 +51,29 @@ std::vector<Dispatch> attn(const Target& tg, const Attn& a, bool mla) {
   check(shared <= tg.max_shared, "vulkan attention: the kernel needs {} bytes of shared memory, the device has {}",
         shared, tg.max_shared);
   const int64_t group = a.nh / a.nkv, nrows = group * a.q_len, blocks = ceil_div(nrows, rows);
-  const Split sp = key_split(blocks * a.nkv * a.batch, a.kv_lens.empty() ? a.kv_len : a.capacity, tg);
+  const bool lens = a.seqs != Seqs::Uniform || !a.kv_lens.empty();
+  const Split sp = key_split(blocks * a.nkv * a.batch, lens ? a.capacity : a.kv_len, tg);
+  check(a.x > 0 && (a.x & (a.x - 1)) == 0, "vulkan attention: vLLM's x = {} is not a power of two", a.x);
+  const int64_t x_shift = std::countr_zero(static_cast<uint64_t>(a.x));
   Dispatch d;
-  d.shader = tg.variant(mla ? Kernel::attn_mla : Kernel::attn_fa);
-  d.bindings = {a.q, a.k1, a.k2, a.v, "out", a.kv_lens.empty() ? a.q : a.kv_lens, a.q};
+  d.shader = tg.variant(mla ? Kernel::attn_mla : a.packed ? Kernel::attn_kv : Kernel::attn_fa);
+  // Bindings a case does not use are bound to q (never read) or the output (never written).
+  auto or_q = [&](const std::string& t) { return t.empty() ? a.q : t; };
+  d.bindings = {a.q, a.k1, a.k2, a.v, a.out, or_q(a.kv_lens), a.q, or_q(a.seq2), or_q(a.tables),
+                a.lse.empty() ? a.out : a.lse, or_q(a.k_scales), or_q(a.v_scales), or_q(a.tile_seqs),
+                or_q(a.tile_starts)};
   if (sp.pieces > 1) {
     const uint64_t bytes = 4ull * a.batch * a.nkv * nrows * sp.pieces * (a.dv + 2);
     check(bytes <= tg.max_range, "vulkan attention: the key split's scratch of {} bytes is above the device's "
           "maxStorageBufferRange ({})", bytes, tg.max_range);
-    d.bindings.back() = Binding::scratch_buffer("attention.pieces", bytes);
+    d.bindings[6] = Binding::scratch_buffer("attention.pieces", bytes);
   }
   d.push = Push()
                .u(a.q_len).u(a.kv_len).u(a.pos_offset).u(a.nh).u(a.nkv).u(group).u(a.dqk).u(a.dk1).u(a.dv)
                .u(a.causal ? 1 : 0).u(a.window).u(a.k1_hs).u(a.k2_hs).u(a.v_hs).f(a.scale).u(a.q_off).u(a.o_off)
-               .u(a.kv_len_index).u(sp.piece_keys).u(sp.pieces)
+               .u(a.kv_len_index).u(sp.piece_keys).u(sp.pieces).u(a.block_size).u(a.width).u(nrows).u(a.total_q)
+               .u(static_cast<uint32_t>(a.addr)).u(static_cast<uint32_t>(a.seqs)).u(x_shift)
+               .u(static_cast<uint32_t>(a.kind))
                .words();
   d.groups = {static_cast<uint32_t>(blocks * sp.pieces), static_cast<uint32_t>(a.nkv), static_cast<uint32_t>(a.batch)};
   check_grid(d, tg);
@@ -85,7 +86,6 @@ std::vector<Dispatch> attn(const Target& tg, const Attn& a, bool mla) {
   }
   return out;
 }
-}  // namespace
 
 void add_attention_planners(PlannerTable& t) {
   add_planner(

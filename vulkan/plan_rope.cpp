@@ -1,46 +1,106 @@
-// qk_norm_rope and its batched and split forms: rope.comp, one dispatch per destination.
+// qk_norm_rope and its batched and split forms, also into paged KV pools: rope.comp, one dispatch
+// per destination.
+#include <bit>
+
 #include "core/ops/core_params.h"
+#include "core/ops/paged/pool.h"
+#include "core/ops/paged_params.h"
 #include "vulkan/plan.h"
 
 namespace ts::vk {
 
 namespace {
 // One rope.comp dispatch: rows x heads rows of hd, read at so + t s_tok + h hd, written at
-// dof + h d_head + t d_tok.
+// dof + h d_head + t d_tok, or (dest != Affine) into a pool slot through a block table.
+enum class Dest : uint32_t { Affine = 0, Ferrum = 1, VllmKey = 2, VllmValue = 3 };
 struct Rope {
   std::string src, dst, w, positions;  // w, positions: any tensor when unused (never read)
   int64_t rows = 1, heads = 1, hd = 1, rotary_dim = 0, mode = 0;
   float eps = 0;
   int64_t so = 0, s_tok = 0, dof = 0, d_head = 0, d_tok = 0, pos_offset = 0;
+  // A ragged batch: positions are pos_offsets, sequences cut by cu (cu_seqlens_q).
+  std::string cu;
+  int64_t num_seqs = 0;
+  // Paged destinations: the tables, pool positions from cache_len (one sequence) or the row's own.
+  Dest dest = Dest::Affine;
+  std::string tables;
+  int64_t cache_len = 0, block_size = 1, width = 0, x = 1;
 };
 
 Dispatch rope(const Target& tg, const Rope& r) {
   const int64_t rot = r.rotary_dim ? r.rotary_dim : r.hd;
+  const int64_t use_positions = !r.cu.empty() ? 2 : r.positions.empty() ? 0 : 1;
+  auto or_src = [&](const std::string& t) { return t.empty() ? r.src : t; };
   Dispatch d;
   d.shader = tg.variant(Kernel::rope);
-  d.bindings = {r.src, r.dst, r.w, "cos", "sin", r.positions.empty() ? r.src : r.positions};
+  d.bindings = {r.src, r.dst, r.w, "cos", "sin", or_src(r.positions), or_src(r.tables), or_src(r.cu)};
   d.push = Push()
                .u(r.rows).u(r.heads).u(r.hd).u(rot / 2).u(r.mode).f(r.eps)
-               .u(r.so).u(r.s_tok).u(r.dof).u(r.d_head).u(r.d_tok).u(r.pos_offset).u(r.positions.empty() ? 0 : 1)
+               .u(r.so).u(r.s_tok).u(r.dof).u(r.d_head).u(r.d_tok).u(r.pos_offset).u(use_positions)
+               .u(r.num_seqs).u(r.cache_len).u(r.block_size).u(r.width).u(static_cast<uint32_t>(r.dest))
+               .u(std::countr_zero(static_cast<uint64_t>(r.x)))
                .words();
   d.groups = {groups_for(r.rows * r.heads, 1, tg.group_cap), 1, 1};
   return d;
 }
 
-// q, k, v out of a token-major qkv row [q_heads + 2 kv_heads, hd]; k and v land at row `row0` of
-// head-major destinations with `cap` rows per head.
-std::vector<Dispatch> split_norm_rope(const Target& tg, const SplitQkvNormRopeParams& p, const std::string& q_dst,
-                                      const std::string& k_dst, const std::string& v_dst, int64_t row0, int64_t cap) {
+// q, k, v out of a token-major qkv row [q_heads + 2 kv_heads, hd], the first at element `src0`; q
+// head-major from element q0 of q_dst (or token-major: q_token_major); k and v at row `row0` of
+// head-major destinations with `cap` rows per head, or into pools as `paged` says (its dest for keys).
+struct SplitTo {
+  std::string q, k, v;
+  int64_t src0 = 0, q0 = 0, row0 = 0, cap = 0;
+  bool q_token_major = false;
+  Rope paged;  // dest, tables, cache_len, block_size, width, x; cu, num_seqs, positions for ragged rows
+};
+
+std::vector<Dispatch> split_norm_rope(const Target& tg, const SplitQkvNormRopeParams& p, const SplitTo& to) {
   const int64_t hd = p.head_dim, w = (p.q_heads + 2 * p.kv_heads) * hd;
-  Rope base{.src = "qkv", .rows = p.tokens, .hd = hd, .rotary_dim = p.rotary_dim, .mode = p.qk_mode, .eps = p.eps,
-            .s_tok = w, .d_tok = hd, .pos_offset = p.pos_offset};
+  Rope base = to.paged;
+  base.dest = Dest::Affine;
+  base.src = "qkv", base.rows = p.tokens, base.hd = hd, base.rotary_dim = p.rotary_dim, base.mode = p.qk_mode;
+  base.eps = p.eps, base.s_tok = w, base.d_tok = hd, base.pos_offset = p.pos_offset;
   Rope q = base, k = base, v = base;
-  q.dst = q_dst, q.w = "q_norm_w", q.heads = p.q_heads, q.so = 0, q.d_head = p.tokens * hd;
-  k.dst = k_dst, k.w = "k_norm_w", k.heads = p.kv_heads, k.so = p.q_heads * hd;
-  k.dof = row0 * hd, k.d_head = cap * hd;
+  q.dst = to.q, q.w = "q_norm_w", q.heads = p.q_heads, q.so = to.src0, q.dof = to.q0;
+  if (to.q_token_major) q.d_head = hd, q.d_tok = p.q_heads * hd;
+  else q.d_head = p.tokens * hd;
+  k.dst = to.k, k.w = "k_norm_w", k.heads = p.kv_heads, k.so = to.src0 + p.q_heads * hd, k.dest = to.paged.dest;
+  k.dof = to.row0 * hd, k.d_head = to.cap * hd;
   v = k;
-  v.dst = v_dst, v.mode = 0, v.so = (p.q_heads + p.kv_heads) * hd;
+  v.dst = to.v, v.mode = 0, v.so = to.src0 + (p.q_heads + p.kv_heads) * hd;
+  if (v.dest == Dest::VllmKey) v.dest = Dest::VllmValue;
   return {rope(tg, q), rope(tg, k), rope(tg, v)};
+}
+
+// The split into a pool: ferrum's layout, or vLLM's (keys interleaved by x, values channel-major).
+Rope pool_dest(paged::Layout layout, int64_t block_size, int64_t width, int64_t x, const char* tables,
+               const Target& tg) {
+  Rope r;
+  const bool vllm = layout == paged::Layout::Vllm;
+  r.dest = vllm ? Dest::VllmKey : Dest::Ferrum;
+  r.tables = tables, r.block_size = block_size, r.width = width;
+  r.x = vllm ? (x ? x : paged::vllm_x(tg.dtype)) : 1;
+  check(r.x > 0 && (r.x & (r.x - 1)) == 0, "vulkan: vLLM's x = {} is not a power of two", r.x);
+  return r;
+}
+
+std::vector<Dispatch> split_single(const PagedSplitParams& p, paged::Layout layout, const Target& tg) {
+  const int64_t es = static_cast<int64_t>(dtype_size(tg.dtype));
+  SplitTo to{.q = "q_out", .k = "cache_k", .v = "cache_v", .src0 = p.qkv_byte_offset / es,
+             .q0 = p.q_out_byte_offset / es};
+  to.paged = pool_dest(layout, p.block_size, p.max_num_blocks_per_seq, p.x, "block_table", tg);
+  to.paged.cache_len = p.cache_len;
+  return split_norm_rope(tg, p, to);
+}
+
+std::vector<Dispatch> split_varlen(const PagedSplitVarlenParams& p, paged::Layout layout, const Target& tg) {
+  const SplitQkvNormRopeParams sp{.tokens = p.m_total, .q_heads = p.q_heads, .kv_heads = p.kv_heads,
+                                  .head_dim = p.head_dim, .eps = p.eps, .qk_mode = p.qk_mode,
+                                  .rotary_dim = p.rotary_dim, .max_pos = p.max_pos};
+  SplitTo to{.q = "q_out", .k = "cache_k", .v = "cache_v", .q_token_major = true};
+  to.paged = pool_dest(layout, p.block_size, p.max_blocks_per_seq, p.x, "block_tables", tg);
+  to.paged.cu = "cu_seqlens_q", to.paged.positions = "pos_offsets", to.paged.num_seqs = p.num_seqs;
+  return split_norm_rope(tg, sp, to);
 }
 }  // namespace
 
@@ -63,13 +123,31 @@ void add_rope_planners(PlannerTable& t) {
       });
   add_planner(
       t, ops::split_qkv_norm_rope, [](const SplitQkvNormRopeParams& p, const TensorMap&, const Target& tg) {
-        return split_norm_rope(tg, p, "q_out", "k_out", "v_out", 0, p.tokens);
+        return split_norm_rope(tg, p, {.q = "q_out", .k = "k_out", .v = "v_out", .cap = p.tokens});
       });
   add_planner(
       t, ops::split_qkv_norm_rope_into_cache,
       [](const SplitQkvNormRopeIntoCacheParams& p, const TensorMap&, const Target& tg) {
-        return split_norm_rope(tg, p, "q_out", "cache_k", "cache_v", p.cache_len, p.cache_capacity);
+        return split_norm_rope(tg, p, {.q = "q_out", .k = "cache_k", .v = "cache_v", .row0 = p.cache_len,
+                                       .cap = p.cache_capacity});
       });
+  using paged::Layout;
+  add_planner(t, ops::split_qkv_norm_rope_into_paged_cache,
+              [](const PagedSplitParams& p, const TensorMap&, const Target& tg) {
+                return split_single(p, Layout::Ferrum, tg);
+              });
+  add_planner(t, ops::split_qkv_norm_rope_into_paged_cache_vllm,
+              [](const PagedSplitParams& p, const TensorMap&, const Target& tg) {
+                return split_single(p, Layout::Vllm, tg);
+              });
+  add_planner(t, ops::split_qkv_norm_rope_into_paged_cache_varlen,
+              [](const PagedSplitVarlenParams& p, const TensorMap&, const Target& tg) {
+                return split_varlen(p, Layout::Ferrum, tg);
+              });
+  add_planner(t, ops::split_qkv_norm_rope_into_paged_cache_varlen_vllm,
+              [](const PagedSplitVarlenParams& p, const TensorMap&, const Target& tg) {
+                return split_varlen(p, Layout::Vllm, tg);
+              });
 }
 
 }  // namespace ts::vk

@@ -1,13 +1,17 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 // Flash attention: softmax(scale q k^T) v with an online softmax over key tiles of BK rows staged
-// in shared memory, never materialising the scores.
-// A work group serves BQ query rows of one (batch, kv head): rows are the (head of the GQA group,
+// in shared memory, never materialising the scores. The one attention engine of the core, paged and
+// kv ops: they differ only in how a work group finds its sequence (p.seqs) and K/V rows (p.addr,
+// p.kv_kind).
+// A work group serves BQ query rows of one (sequence, kv head): rows are the (head of the GQA group,
 // query) pairs, so a decode step shares each K/V tile across the group's heads. Keys outside every
 // row's visibility (causal, sliding window, kv length) are never loaded; per row, invisible keys get
 // probability 0 by selection, so NaN-poisoned rows never reach the sums.
 //   KERNEL_ATTN_FA   K row j = k1[j], V row j = v[j]                    (head_dim <= 256)
 //   KERNEL_ATTN_MLA  K row j = concat(k1[j], k2[j]) (latent, rope), V = the latent rows (d <= 576)
+//   KERNEL_ATTN_KV   KERNEL_ATTN_FA over pools of 32-bit words holding p.kv_kind elements (I8, F8_E4M3
+//                    with an F32 scale per (block, kv head, slot), or F16 / BF16), dequantized on load
 // kv_len_index != ~0: this sequence's kv length is kv_lens[kv_len_index] (per-cache decode).
 // Key split (flash decoding), npieces > 1: work group x = block * npieces + piece sees only keys
 // [piece * piece_keys, +piece_keys) and writes its rows' (m, l, acc[dv]) to `part`;
@@ -27,36 +31,131 @@
 #define DPT (HD_MAX / WG)  // output columns per invocation
 #define RPL ((BQ + WG / BK - 1) / (WG / BK))  // score rows per invocation
 
+// The view's modes are push constants, not specialization constants: every op then runs the same
+// pipeline per dtype, which a driver's shader cache compiles once (lavapipe takes seconds for it),
+// and each mode is a branch uniform over the dispatch.
+// p.addr: where K/V row j of a sequence lives: affine (row j at base + j * stride), or paged through
+// the sequence's block table, in ferrum's layout [blocks, nkv, bs, hd] or vLLM's (key [blocks, nkv,
+// hd / x, bs, x], value [blocks, nkv, hd, bs]; x = 1 << p.x_shift).
+#define ADDR_AFFINE 0u
+#define ADDR_FERRUM 1u
+#define ADDR_VLLM 2u
+// p.seqs: how work group z finds its sequence: its query rows, the position of its first row and its
+// kv length.
+#define SEQS_UNIFORM 0u  // z = batch: q_len rows from pos_offset, kv_len keys (or kv_lens[kv_len_index])
+#define SEQS_LENS 1u     // z = sequence: q_len rows ending at its kv length lens[z] (decode, prefill)
+#define SEQS_VARLEN 2u   // z = sequence: rows cu[z] .. cu[z+1] from position seq2[z], kv = seq2[z] + rows
+#define SEQS_FA2 3u      // as SEQS_VARLEN, kv = seq2[z] and rows aligned to its end (FlashAttention-2)
+#define SEQS_TILES 4u    // z = tile: up to 4 rows of sequence tile_seqs[z] from row tile_starts[z]
+// p.kv_kind: KERNEL_ATTN_KV's pool elements.
+#define KV_I8 0u
+#define KV_F8 1u
+#define KV_F16 2u
+#define KV_BF16 3u
+
 layout(local_size_x = WG) in;
 BUF_IN(0, q)
+#if defined(KERNEL_ATTN_KV)
+layout(std430, binding = 1) readonly buffer Buf1 { uint k1[]; };
+layout(std430, binding = 2) readonly buffer Buf2 { uint k2[]; };
+layout(std430, binding = 3) readonly buffer Buf3 { uint v[]; };
+#else
 BUF_IN(1, k1)
 BUF_IN(2, k2)
 BUF_IN(3, v)
+#endif
 BUF_OUT(4, o)
-BUF_IDX(5, kv_lens)
+BUF_IDX(5, kv_lens)  // SEQS_UNIFORM: per-cache lengths; SEQS_LENS: lengths; varlen: cu_seqlens_q
 layout(std430, binding = 6) buffer Part { float part[]; };  // the pieces' states (scratch, float)
+BUF_IDX(7, seq2)          // varlen: pos_offsets or (FA2) seq_lens
+BUF_IDX(8, tables)        // paged: block tables [sequences, width]
+layout(std430, binding = 9) writeonly buffer Lse { float lse[]; };  // SEQS_FA2: [nh, total_q]
+layout(std430, binding = 10) readonly buffer KScale { float k_scales[]; };  // KV I8 / F8: [blocks, nkv, bs]
+layout(std430, binding = 11) readonly buffer VScale { float v_scales[]; };
+BUF_IDX(12, tile_seqs)    // SEQS_TILES
+BUF_IDX(13, tile_starts)
 layout(push_constant) uniform Push {
   uint q_len, kv_len, pos_offset, nh, nkv, group, dqk, dk1, dv, causal, window;
-  uint k1_hs, k2_hs, v_hs;  // elements between consecutive (batch, kv head) blocks
+  uint k1_hs, k2_hs, v_hs;  // elements between consecutive (batch, kv head) blocks (affine)
   float scale;
   uint q_off, o_off, kv_len_index;
   uint piece_keys, npieces;  // ~0, 1 without a key split
+  uint block_size, width;    // paged: slots per block, block-table entries per sequence
+  uint rows_cap;             // the most rows a (sequence, kv head) has: group x its most query rows
+  uint total_q;              // SEQS_FA2: lse's row length
+  uint addr, seqs, x_shift, kv_kind;  // the view's modes (above)
 } p;
 
 #define NEG_INF uintBitsToFloat(0xff800000u)
 
-// Row r (head of the group, query) of (batch b, kv head kvh): its row in out, [batch, heads, q_len].
-uint out_row(uint b, uint kvh, uint r) { return (b * p.nh + kvh * p.group + r / p.q_len) * p.q_len + r % p.q_len; }
-// The state of piece s of row r of (b, kv head) in `part`: m, l, then acc[dv].
-uint part_offset(uint slot, uint r, uint s) { return ((slot * p.group * p.q_len + r) * p.npieces + s) * (p.dv + 2u); }
+// Sequence z as this work group sees it: n query rows, the first at position `first` (negative for
+// FA2 rows before the kv starts), kv keys, its first row in the flat q (varlen) and its block table.
+struct Seq {
+  uint n, kv, row0, table;
+  int first;
+};
+
+Seq seq_of(uint z) {
+  Seq s;
+  s.table = z;
+  s.row0 = 0u;
+  if (p.seqs == SEQS_UNIFORM) {
+    s.n = p.q_len;
+    s.kv = p.kv_len_index != 0xffffffffu ? kv_lens[p.kv_len_index] : p.kv_len;
+    s.first = int(p.pos_offset);
+  } else if (p.seqs == SEQS_LENS) {
+    s.n = p.q_len;
+    s.kv = kv_lens[z];
+    s.first = int(s.kv) - int(p.q_len);
+  } else if (p.seqs == SEQS_TILES) {
+    const uint sq = tile_seqs[z], start = tile_starts[z], end = kv_lens[sq + 1u];
+    s.table = sq;
+    s.row0 = start;
+    s.n = min(4u, end - start);
+    s.first = int(seq2[sq] + (start - kv_lens[sq]));
+    s.kv = seq2[sq] + (end - kv_lens[sq]);
+  } else {
+    s.row0 = kv_lens[z];
+    s.n = kv_lens[z + 1u] - s.row0;
+    if (p.seqs == SEQS_FA2) {
+      s.kv = seq2[z];
+      s.first = int(s.kv) - int(s.n);
+    } else {
+      s.first = int(seq2[z]);
+      s.kv = seq2[z] + s.n;
+    }
+  }
+  return s;
+}
+
+// Query (and output) row of head h, query qi: [batch, heads, q_len], or varlen's [tokens, heads].
+uint q_row(Seq s, uint z, uint h, uint qi) {
+  if (p.seqs >= SEQS_VARLEN) return (s.row0 + qi) * p.nh + h;
+  return (z * p.nh + h) * p.q_len + qi;
+}
+
+// The keys [lo, hi) query qi of sequence s sees.
+uvec2 visible_keys(Seq s, uint qi) {
+  const int pos = s.first + int(qi);
+  int hi = int(s.kv), lo = 0;
+  if (p.causal != 0u) hi = clamp(pos + 1, 0, hi);
+  if (p.window != 0u) lo = max(0, pos + 1 - int(p.window));
+  return uvec2(uint(lo), uint(max(lo, hi)));
+}
+
+// The state of piece s of row r of work-group slot (z, kv head) in `part`: m, l, then acc[dv].
+uint part_offset(uint slot, uint r, uint s) { return ((slot * p.rows_cap + r) * p.npieces + s) * (p.dv + 2u); }
 
 #if defined(KERNEL_ATTN_COMBINE)
 void main() {
-  const uint r = gl_WorkGroupID.x, kvh = gl_WorkGroupID.y, b = gl_WorkGroupID.z;
-  const uint slot = b * p.nkv + kvh, first = part_offset(slot, r, 0u), stride = p.dv + 2u;
+  const uint r = gl_WorkGroupID.x, kvh = gl_WorkGroupID.y, z = gl_WorkGroupID.z;
+  const Seq sq = seq_of(z);
+  if (r >= p.group * sq.n) return;  // the whole work group: rows past this sequence's
+  const uint slot = z * p.nkv + kvh, first = part_offset(slot, r, 0u), stride = p.dv + 2u;
   float m = NEG_INF;
   for (uint s = 0; s < p.npieces; ++s) m = max(m, part[first + s * stride]);
-  const uint out_base = p.o_off + out_row(b, kvh, r) * p.dv;
+  const uint h = kvh * p.group + r / sq.n, qi = r % sq.n;
+  const uint row = q_row(sq, z, h, qi), out_base = p.o_off + row * p.dv;
   for (uint d = gl_LocalInvocationIndex; d < p.dv; d += WG) {
     float l = 0.0, acc = 0.0;
     if (m != NEG_INF) {
@@ -68,49 +167,113 @@ void main() {
       }
     }
     o[out_base + d] = st(l > 0.0 ? acc / l : 0.0);
+    if (p.seqs == SEQS_FA2 && d == 0u) lse[h * p.total_q + sq.row0 + qi] = l > 0.0 ? m + log(l) : NEG_INF;
   }
 }
 #else
 
-shared float sq[BQ][HD_MAX];
+shared float sq_[BQ][HD_MAX];
 shared float skv[BK * HD_MAX];  // the K tile d-major, then the V tile row-major
 shared float sp[BQ][BK];
 shared float sm[BQ], sl[BQ], scorr[BQ];
-shared uint srow[BQ];
+shared uvec2 srange[BQ];  // each row's visible keys; empty past the last row
+// The tile's K and V rows: where each starts (and its scales, KERNEL_ATTN_KV), found once per tile.
+shared uint skb[BK], svb[BK];
+shared float sks[BK], svs[BK];
+
+#if defined(KERNEL_ATTN_KV)
+// Element e of a pool of KV_KIND elements packed in 32-bit words.
+float kv_elem(uint w, uint e) {
+  if (p.kv_kind == KV_F16) return unpackHalf2x16(w >> ((e & 1u) * 16u)).x;
+  if (p.kv_kind == KV_BF16) return uintBitsToFloat(((w >> ((e & 1u) * 16u)) & 0xffffu) << 16);
+  const uint b = (w >> ((e & 3u) * 8u)) & 0xffu;
+  if (p.kv_kind == KV_I8) return float(bitfieldExtract(int(b), 0, 8));  // sign-extends bit 7
+  // F8_E4M3 (fn): no infinities, exponent 15 with mantissa 7 is NaN; subnormals at 2^-9 steps.
+  const uint ex = (b >> 3) & 15u, m = b & 7u;
+  const float mag = ex == 15u && m == 7u ? uintBitsToFloat(0x7fc00000u)
+                    : ex == 0u            ? float(m) * 0.001953125
+                                          : ldexp(1.0 + float(m) * 0.125, int(ex) - 7);
+  return (b & 0x80u) != 0u ? -mag : mag;
+}
+uint kv_word(uint e) { return p.kv_kind >= KV_F16 ? e >> 1 : e >> 2; }
+#define LD_K(jj, e) (kv_elem(k1[kv_word(e)], e) * sks[jj])
+#define LD_V(jj, e) (kv_elem(v[kv_word(e)], e) * svs[jj])
+#else
+#define LD_K(jj, e) ld(k1[e])
+#define LD_V(jj, e) ld(v[e])
+#endif
+
+// Keys j0 .. j0 + BK below j_end: where their K and V rows start, by invocations t < BK.
+void stage_rows(uint t, uint j0, uint j_end, Seq s, uint slot, uint kvh) {
+  const uint j = j0 + t;
+  if (t >= BK || j >= j_end) return;
+  if (p.addr == ADDR_AFFINE) {
+    skb[t] = slot * p.k1_hs + j * p.dk1;
+    svb[t] = slot * p.v_hs + j * p.dv;
+    return;
+  }
+  const uint blk = tables[s.table * p.width + j / p.block_size], at = j % p.block_size;
+  const uint head = blk * p.nkv + kvh;  // (block, kv head): block_size x head_dim elements
+  if (p.addr == ADDR_FERRUM) {
+    skb[t] = (head * p.block_size + at) * p.dqk;
+    svb[t] = skb[t];
+  } else {
+    skb[t] = head * p.dqk * p.block_size + (at << p.x_shift);
+    svb[t] = head * p.dqk * p.block_size + at;
+  }
+#if defined(KERNEL_ATTN_KV)
+  if (p.kv_kind <= KV_F8) {
+    sks[t] = k_scales[head * p.block_size + at];
+    svs[t] = v_scales[head * p.block_size + at];
+  } else {
+    sks[t] = 1.0;
+    svs[t] = 1.0;
+  }
+#endif
+}
+
+// Channel d of the tile's key jj / value jj, as an element index: vLLM's key groups of x channels
+// lie block_size x apart, its value channels block_size apart; other layouts' rows are contiguous
+// (x_shift 0).
+uint key_elem(uint jj, uint d) {
+  const uint groups = p.addr == ADDR_VLLM ? p.block_size << p.x_shift : 1u;
+  return skb[jj] + (d >> p.x_shift) * groups + (d & ((1u << p.x_shift) - 1u));
+}
+uint value_elem(uint jj, uint d) { return svb[jj] + d * (p.addr == ADDR_VLLM ? p.block_size : 1u); }
 
 void main() {
   const uint t = gl_LocalInvocationIndex;
-  const uint kvh = gl_WorkGroupID.y, b = gl_WorkGroupID.z;
+  const uint kvh = gl_WorkGroupID.y, z = gl_WorkGroupID.z;
   const uint piece = gl_WorkGroupID.x % p.npieces, r0 = gl_WorkGroupID.x / p.npieces * BQ;
-  const uint nrows = p.group * p.q_len;
-  const uint kvlen = p.kv_len_index != 0xffffffffu ? kv_lens[p.kv_len_index] : p.kv_len;
-  const uint slot = b * p.nkv + kvh;
+  const Seq sq = seq_of(z);
+  const uint nrows = p.group * sq.n;
+  if (r0 >= nrows) return;  // the whole work group: this sequence has fewer rows than the grid's
+  const uint slot = z * p.nkv + kvh;
 
-  // The key range any row of this block can see.
-  uint qi_lo = 0xffffffffu, qi_hi = 0u;
+  // The key range any row of this block can see. Loops below avoid integer division by
+  // non-constant values where they can: it is slow on GPUs and scalarised on CPU drivers.
+  uint j_begin = 0xffffffffu, j_end = 0u;
   for (uint r = r0; r < min(r0 + BQ, nrows); ++r) {
-    qi_lo = min(qi_lo, r % p.q_len);
-    qi_hi = max(qi_hi, r % p.q_len);
+    const uvec2 kr = visible_keys(sq, r % sq.n);
+    if (kr.x < kr.y) {
+      j_begin = min(j_begin, kr.x);
+      j_end = max(j_end, kr.y);
+    }
   }
-  uint j_begin = 0u, j_end = kvlen;
-  if (p.causal != 0u) j_end = min(j_end, p.pos_offset + qi_hi + 1u);
-  if (p.window != 0u && p.pos_offset + qi_lo + 1u > p.window) j_begin = p.pos_offset + qi_lo + 1u - p.window;
   if (p.npieces > 1u) {  // a piece outside [j_begin, j_end) runs no tile and writes an empty state
     j_begin = max(j_begin, piece * p.piece_keys);
     j_end = min(j_end, (piece + 1u) * p.piece_keys);
   }
 
-  // Row rr's query position, or ~0 past the last row. Loops below avoid integer division by
-  // non-constant values: it is slow on GPUs and scalarised on CPU drivers.
   for (uint rr = 0; rr < BQ; ++rr) {
     const uint r = r0 + rr;
-    const uint h = kvh * p.group + r / p.q_len, qi = r % p.q_len;
-    if (t == 0u) srow[rr] = r < nrows ? p.pos_offset + qi : 0xffffffffu;
-    const uint base = p.q_off + ((b * p.nh + h) * p.q_len + qi) * p.dqk;
+    const uint h = kvh * p.group + r / sq.n, qi = r % sq.n;
+    if (t == 0u) srange[rr] = r < nrows ? visible_keys(sq, qi) : uvec2(0u);
+    const uint base = p.q_off + q_row(sq, z, h, qi) * p.dqk;
     for (uint d = t; d < p.dqk; d += WG) {
       float x = 0.0;
       if (r < nrows) x = ld(q[base + d]);  // an if, not ?:, so no load is ever speculated
-      sq[rr][d] = x;
+      sq_[rr][d] = x;
     }
   }
   if (t < BQ) {
@@ -120,18 +283,21 @@ void main() {
   float acc[BQ][DPT];
   for (uint rr = 0; rr < BQ; ++rr)
     for (uint c = 0; c < DPT; ++c) acc[rr][c] = 0.0;
+  stage_rows(t, j_begin, j_end, sq, slot, kvh);
   barrier();
 
   for (uint j0 = j_begin; j0 < j_end; j0 += BK) {
     // K tile stored d-major, so the score loop below reads consecutive keys in neighbouring lanes.
     for (uint jj = 0; jj < BK; ++jj) {
       const uint j = j0 + jj;
-      const uint b1 = slot * p.k1_hs + j * p.dk1, b2 = slot * p.k2_hs + j * (p.dqk - p.dk1) - p.dk1;
+      const uint b2 = slot * p.k2_hs + j * (p.dqk - p.dk1) - p.dk1;
       for (uint d = t; d < p.dqk; d += WG) {
         float x = 0.0;
         if (j < j_end) {
-          if (d < p.dk1) x = ld(k1[b1 + d]);
+          if (d < p.dk1) x = LD_K(jj, key_elem(jj, d));
+#if !defined(KERNEL_ATTN_KV)
           else x = ld(k2[b2 + d]);
+#endif
         }
         skv[d * BK + jj] = x;
       }
@@ -146,15 +312,14 @@ void main() {
         const float kd = skv[d * BK + jj];
         for (uint i = 0; i < RPL; ++i) {
           const uint rr = g + i * (WG / BK);
-          if (rr < BQ) dots[i] = fma(sq[rr][d], kd, dots[i]);
+          if (rr < BQ) dots[i] = fma(sq_[rr][d], kd, dots[i]);
         }
       }
       for (uint i = 0; i < RPL; ++i) {
         const uint rr = g + i * (WG / BK);
         if (rr >= BQ) break;
-        const uint pos = srow[rr];
-        const bool visible = pos != 0xffffffffu && j < j_end && (p.causal == 0u || j <= pos) &&
-                             (p.window == 0u || j + p.window >= pos + 1u);
+        const uvec2 kr = srange[rr];
+        const bool visible = j < j_end && j >= kr.x && j < kr.y;
         sp[rr][jj] = visible ? dots[i] * p.scale : NEG_INF;  // a select: a NaN dot of a hidden key is dropped
       }
     }
@@ -180,10 +345,10 @@ void main() {
     }
     // K is no longer needed: stage V in the same shared tile.
     for (uint jj = 0; jj < BK; ++jj) {
-      const uint j = j0 + jj, base = slot * p.v_hs + j * p.dv;
+      const uint j = j0 + jj;
       for (uint d = t; d < p.dv; d += WG) {
         float x = 0.0;
-        if (j < j_end) x = ld(v[base + d]);
+        if (j < j_end) x = LD_V(jj, value_elem(jj, d));
         skv[jj * HD_MAX + d] = x;
       }
     }
@@ -202,6 +367,9 @@ void main() {
       }
       for (uint rr = 0; rr < BQ; ++rr) acc[rr][c] = a[rr];
     }
+    // Nothing reads the row starts between the V load above and the next tile's K load: the next
+    // tile's are found here, before the barrier that ends this one.
+    stage_rows(t, j0 + BK, j_end, sq, slot, kvh);
     barrier();
   }
 
@@ -220,11 +388,13 @@ void main() {
         if (d < p.dv) part[u + 2u + d] = acc[rr][c];
       }
     } else {
-      const uint base = p.o_off + out_row(b, kvh, r) * p.dv;
+      const uint h = kvh * p.group + r / sq.n, qi = r % sq.n;
+      const uint base = p.o_off + q_row(sq, z, h, qi) * p.dv;
       for (uint c = 0; c < DPT; ++c) {
         const uint d = t + c * WG;
         if (d < p.dv) o[base + d] = st(l > 0.0 ? acc[rr][c] / l : 0.0);
       }
+      if (p.seqs == SEQS_FA2 && t == 0u) lse[h * p.total_q + sq.row0 + qi] = l > 0.0 ? sm[rr] + log(l) : NEG_INF;
     }
   }
 }

@@ -6,6 +6,14 @@
 #extension GL_EXT_shader_16bit_storage : require
 #endif
 
+// BF16 bits of f, to nearest even (every variant: KV pools hold BF16 whatever the activations).
+uint bf16_bits(float f) {
+  uint u = floatBitsToUint(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (u >> 16) | 0x40u;  // NaN stays a quiet NaN
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return u >> 16;
+}
+
 #if defined(DT_F32)
 #define ELEM float
 #define ld(v) (v)
@@ -18,12 +26,6 @@
 #define ELEM uint16_t
 #define ld(v) uintBitsToFloat(uint(v) << 16)
 #define st(f) uint16_t(bf16_bits(f))
-uint bf16_bits(float f) {
-  uint u = floatBitsToUint(f);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return (u >> 16) | 0x40u;  // NaN stays a quiet NaN
-  u += 0x7fffu + ((u >> 16) & 1u);
-  return u >> 16;
-}
 #else
 #error "define DT_F32, DT_F16 or DT_BF16"
 #endif

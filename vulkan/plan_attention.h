@@ -1,0 +1,60 @@
+#pragma once
+// The one attention engine's dispatches (shaders/attention.comp), shared by the core attention ops
+// (plan_attention.cpp) and the paged and kv ops (plan_paged.cpp): an op states where its sequences'
+// rows and K/V rows are, the engine plans the grid, the key split and the combine.
+#include <string>
+#include <vector>
+
+#include "core/kinds.h"
+#include "vulkan/plan.h"
+
+namespace ts::vk {
+
+inline constexpr uint32_t kNoIndex = 0xffffffffu;
+
+// attention.comp's modes (push constants; their values as the shader names them).
+enum class KvAddr : uint32_t { Affine = 0, Ferrum = 1, Vllm = 2 };
+enum class Seqs : uint32_t { Uniform = 0, Lens = 1, Varlen = 2, Fa2 = 3, Tiles = 4 };
+// A KV pool's element type (attention.comp's and kv_append.comp's KV_KIND).
+enum class KvKind : uint32_t { I8 = 0, F8 = 1, F16 = 2, BF16 = 3 };
+inline KvKind kv_kind(KvDtype k) {
+  switch (k) {
+    case KvDtype::I8: return KvKind::I8;
+    case KvDtype::F8_E4M3: return KvKind::F8;
+    case KvDtype::F16: return KvKind::F16;
+    case KvDtype::BF16: return KvKind::BF16;
+  }
+  fail("vulkan: unknown kv_dtype");
+}
+
+struct Attn {
+  std::string q, k1, k2, v, kv_lens, out = "out";
+  int64_t batch = 1, q_len = 1, kv_len = 0, pos_offset = 0, nh = 1, nkv = 1, dqk = 1, dk1 = 1, dv = 1;
+  bool causal = false;
+  int64_t window = 0, k1_hs = 0, k2_hs = 0, v_hs = 0;
+  float scale = 1;
+  int64_t q_off = 0, o_off = 0;
+  uint32_t kv_len_index = kNoIndex;
+  int64_t capacity = 0;  // with per-sequence lengths: the most keys a sequence may have
+  // Sequences (batch = their count, or the tiles'), and for Varlen / Fa2 / Tiles the most query rows
+  // one has (q_len), their per-sequence tensors: kv_lens = lengths or cu_seqlens_q, seq2 =
+  // pos_offsets or seq_lens, the tiles' tile_seqs / tile_starts; lse for Fa2.
+  Seqs seqs = Seqs::Uniform;
+  std::string seq2, tile_seqs, tile_starts, lse;
+  int64_t total_q = 0;
+  // Paged K/V: block tables [batch, width] of blocks of block_size slots, vLLM's key interleave x.
+  KvAddr addr = KvAddr::Affine;
+  std::string tables;
+  int64_t block_size = 1, width = 0, x = 1;
+  // Pools of packed elements (attn_kv), with their scales for I8 / F8_E4M3.
+  bool packed = false;
+  KvKind kind = KvKind::I8;
+  std::string k_scales, v_scales;
+};
+
+// The attention dispatch, then with a key split the combine dispatch (the runtime puts a barrier
+// between them), which shares its bindings, push constants and specialization. mla: the MLA build
+// (head dims up to 576).
+std::vector<Dispatch> attn(const Target& tg, const Attn& a, bool mla);
+
+}  // namespace ts::vk
