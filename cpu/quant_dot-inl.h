@@ -1,8 +1,8 @@
 // Per-target decode of the GGUF block kinds (Highway's re-includable -inl.h pattern): the one place
-// the cpu backend reads a block, used by dequantize, the decode GEMV, the prefill panels and (later)
-// the MoE expert GEMVs. Two readings of each kind: the exact F32 decode below (dequantize, prefill
-// panels, and the GEMV of a few outputs), and further down the integer dot on int8 activations (the
-// decode GEMV, which is bound by memory only when the weights stay integers).
+// the cpu backend reads a block, used by dequantize, the decode GEMV, the prefill panels and the
+// MoE expert GEMVs (cpu/moe_rows_quant.cpp). Two readings of each kind: the exact F32 decode below
+// (dequantize, prefill panels, and the GEMV of a few outputs), and further down the integer dot on
+// int8 activations (the decode GEMV, which is bound by memory only when the weights stay integers).
 //
 // Every kind is seen the same way: a block is a list of sub-blocks, and a value of sub-block s is
 // scale_s * (q - zero) with a signed offset (Q4_0, Q8_0, Q6_K: K::kBiased false) or scale_s * q +
