@@ -45,6 +45,8 @@ std::unique_ptr<Backend> CpuBackend::create() {
   cpu::add_quant(k);
   cpu::add_gptq_awq(k);
   cpu::add_moe_route(k);
+  cpu::add_moe_experts(k);
+  cpu::add_moe_combine(k);
   return std::make_unique<CpuHostBackend>(kName, std::move(k));
 }
 

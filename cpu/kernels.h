@@ -17,5 +17,7 @@ void add_argmax(KernelTable& k);
 void add_quant(KernelTable& k);  // GGUF kinds: cpu/quant_gemm.cpp
 void add_gptq_awq(KernelTable& k);  // cpu/quant_gptq.cpp
 void add_moe_route(KernelTable& k);  // cpu/moe_route.cpp
+void add_moe_experts(KernelTable& k);  // cpu/moe_gemv.cpp, over the engine of cpu/moe_experts.h
+void add_moe_combine(KernelTable& k);  // cpu/moe_combine.cpp
 
 }  // namespace ts::cpu

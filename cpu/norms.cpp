@@ -137,6 +137,7 @@ HWY_AFTER_NAMESPACE();
 
 #include "core/ops/core_params.h"
 #include "cpu/kernels.h"
+#include "cpu/norms.h"
 #include "cpu/stream_copy.h"
 #include "cpu/thread_pool.h"
 
@@ -155,6 +156,10 @@ void run_rows(int kind, const RmsNormParams& p, void* res, const Tensor& x, cons
   });
 }
 }  // namespace
+
+void rms_norm_rows(const Tensor& x, const Tensor& w, Tensor& out, int64_t rows, int64_t dim, float eps) {
+  run_rows(0, RmsNormParams{rows, dim, eps}, nullptr, x, w, nullptr, out);
+}
 
 void add_norms(KernelTable& k) {
   k.add(ops::rms_norm, [](const RmsNormParams& p, TensorMap& t) {

@@ -1,8 +1,8 @@
 // Per-target decode of the GGUF block kinds (Highway's re-includable -inl.h pattern): the one place
-// the cpu backend reads a block, used by dequantize, the decode GEMV, the prefill panels and (later)
-// the MoE expert GEMVs. Two readings of each kind: the exact F32 decode below (dequantize, prefill
-// panels, and the GEMV of a few outputs), and further down the integer dot on int8 activations (the
-// decode GEMV, which is bound by memory only when the weights stay integers).
+// the cpu backend reads a block, used by dequantize, the decode GEMV, the prefill panels and the
+// MoE expert GEMVs (cpu/moe_rows_quant.cpp). Two readings of each kind: the exact F32 decode below
+// (dequantize, prefill panels, and the GEMV of a few outputs), and further down the integer dot on
+// int8 activations (the decode GEMV, which is bound by memory only when the weights stay integers).
 //
 // Every kind is seen the same way: a block is a list of sub-blocks, and a value of sub-block s is
 // scale_s * (q - zero) with a signed offset (Q4_0, Q8_0, Q6_K: K::kBiased false) or scale_s * q +
@@ -29,6 +29,7 @@
 #include <cstdint>
 
 #include "core/dtype.h"
+#include "core/kinds.h"
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
 
@@ -184,6 +185,19 @@ struct BlockQ6_K {
         }
   }
 };
+
+// f(K{}) for the block struct K of a GGUF kind (the per-kind kernels are templates on K).
+template <class F> HWY_INLINE void VisitKind(QuantKind kind, F&& f) {
+  switch (kind) {
+    case QuantKind::Q4_0: return f(BlockQ4_0{});
+    case QuantKind::Q4_1: return f(BlockQ4_1{});
+    case QuantKind::Q8_0: return f(BlockQ8_0{});
+    case QuantKind::Q4_K: return f(BlockQ4_K{});
+    case QuantKind::Q5_K: return f(BlockQ5_K{});
+    case QuantKind::Q6_K: return f(BlockQ6_K{});
+    default: HWY_ASSERT(false);  // the kernels' support functions admit the block kinds only
+  }
+}
 
 // Decodes one block of kind K into out[0, K::kElems), with ggml's bits.
 template <class K> HWY_INLINE void DecodeBlock(const uint8_t* HWY_RESTRICT b, float* HWY_RESTRICT out) {

@@ -17,18 +17,6 @@
 HWY_BEFORE_NAMESPACE();
 namespace ts::cpu::HWY_NAMESPACE {
 
-template <class F> HWY_INLINE void VisitKind(QuantKind kind, F&& f) {
-  switch (kind) {
-    case QuantKind::Q4_0: return f(BlockQ4_0{});
-    case QuantKind::Q4_1: return f(BlockQ4_1{});
-    case QuantKind::Q8_0: return f(BlockQ8_0{});
-    case QuantKind::Q4_K: return f(BlockQ4_K{});
-    case QuantKind::Q5_K: return f(BlockQ5_K{});
-    case QuantKind::Q6_K: return f(BlockQ6_K{});
-    default: HWY_ASSERT(false);  // the kernels' support functions admit the block kinds only
-  }
-}
-
 // Rows [r0, r1) of w (k values each) decoded into out (row stride k). Flattened, as the GEMV below:
 // the per-kind visitors' lambdas must inline into the loops for the decode to stay in registers.
 HWY_FLATTEN void DecodeRows(QuantKind kind, const uint8_t* w, int64_t k, int64_t r0, int64_t r1, float* out) {
@@ -300,6 +288,8 @@ void gemm_quant_fused(const GemmQuantFusedParams& p, TensorMap& t) {
   store_output(scratch, out);
 }
 
+}  // namespace
+
 // The int8 GEMV's outputs against the exact product. Each activation a moves to d q with
 // |a - d q| <= d / 2, d = amax / 127 of its block (32 values, or 256 for the K kinds): an error
 // spread uniformly over [-amax / 254, amax / 254], variance amax^2 / (12 * 127^2), independent across
@@ -328,6 +318,8 @@ std::optional<Tolerance> int8_gemv_tolerance(int64_t m, int64_t outputs, bool an
                    .metric = Metric::Nmse,
                    .max_nmse = 4 * quantum + rounding};
 }
+
+namespace {
 
 }  // namespace
 

@@ -2,9 +2,11 @@
 // Shared by the cpu backend's quant GEMMs (cpu/quant_gemm.cpp, cpu/quant_gptq.cpp): activations
 // widened to F32 once per call, the GGUF GEMM on them, and the F32 staging of F16 / BF16 outputs.
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "core/kinds.h"
+#include "core/metrics.h"
 #include "core/tensor.h"
 #include "cpu/quant_act.h"
 
@@ -32,6 +34,10 @@ struct QuantActivations {
 // Whether the GGUF GEMV of m activation rows and `outputs` values per row quantizes its activations
 // (the kernels and their tolerance, int8_gemv_tolerance in cpu/quant_gemm.cpp, agree through it).
 bool int8_gemv(int64_t m, int64_t outputs);
+
+// The int8 GEMV's own tolerance (an NMSE bound, derived in cpu/quant_gemm.cpp) when int8_gemv(m, outputs)
+// holds, else nullopt (the op's); any_k_blocks: activations quantized per 256 rather than per 32.
+std::optional<Tolerance> int8_gemv_tolerance(int64_t m, int64_t outputs, bool any_k_blocks, DType out);
 
 // out[i * ldo + r] = a[i] . dequant(row r of w), for the n_rows GGUF rows of `kind` in w.
 void gguf_gemm(QuantKind kind, const QuantActivations& a, const uint8_t* w, int64_t n_rows, float* out, int64_t ldo);

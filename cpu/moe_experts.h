@@ -1,0 +1,50 @@
+#pragma once
+// The cpu's one expert-GEMV engine for the moe family (issue 11). Every expert GEMV / GEMM op is an
+// adapter that says, per (token, slot) pair, where its activation row starts in `a`, which expert it
+// runs and which output row it writes (a Site); the engine does the rest once:
+//   - each distinct activation row is widened (and, for the decode GEMV of GGUF experts, quantized to
+//     int8) once, however many pairs read it (a broadcast row serves all top_k experts);
+//   - pairs are grouped by expert and the work cut into (expert, block of weight rows) tasks, so each
+//     selected expert's weights are streamed from memory once per call even when many pairs chose it;
+//   - the dots are the quant family's own (cpu/moe_rows.h), so an expert's outputs are gemm_quant's.
+// Prefill (gemm) runs each expert's pairs as one GEMM through gemm_quant's panel path instead.
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "core/metrics.h"
+#include "core/ops/moe_params.h"
+#include "core/tensor.h"
+
+namespace ts::cpu::moe {
+
+// Stacked experts [num_experts, n_rows, n_cols]: GGUF block rows, or plain rows in the tensor's dtype.
+struct Stack {
+  Stack(const MoeExperts& w, const Tensor& t);
+  bool quant() const;
+  const std::byte* expert(int64_t e) const { return data + e * n_rows * row_bytes; }
+  QuantKind kind;
+  DType dtype;  // the tensor's: U8 for GGUF kinds
+  int64_t n_rows, n_cols, row_bytes;
+  const std::byte* data;
+};
+
+// Pair p reads a[a_at, a_at + n_cols) against expert `expert` into out[out_row, :].
+struct Site {
+  int64_t a_at, expert, out_row;
+};
+
+// Decode: out[s.out_row, :] = a[s.a_at ..] . W[s.expert]^T for every site; with `up`, silu(that against
+// w) * (that against up). Output rows no site names are left unspecified (the op does not compare them).
+void gemv(const Stack& w, const Stack* up, const Tensor& a, const std::vector<Site>& sites, Tensor& out);
+
+// Prefill: the same outputs, each expert's pairs gathered into one GEMM (GGUF experts through
+// gemm_quant's decoded panels and sgemm, exact; plain experts through gemv).
+void gemm(const Stack& w, const Tensor& a, const std::vector<Site>& sites, Tensor& out);
+
+// gemv's own tolerance for `pairs` pairs (silu: the fused gate + up + SiLU), when it quantizes the
+// activations to int8; nullopt where it is exact and the op's tolerance holds.
+std::optional<Tolerance> gemv_tolerance(const MoeExperts& w, int64_t pairs, bool silu, DType out);
+
+}  // namespace ts::cpu::moe

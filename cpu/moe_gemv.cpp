@@ -1,0 +1,106 @@
+// The moe family's expert GEMV / GEMM ops on the cpu: adapters over the one engine
+// (cpu/moe_experts.h). Each only lists, per pair, where its activation row starts, its expert and its
+// output row.
+#include <vector>
+
+#include "core/ops/moe_params.h"
+#include "cpu/common.h"
+#include "cpu/kernels.h"
+#include "cpu/moe_experts.h"
+
+namespace ts::cpu {
+namespace {
+
+using moe::Site;
+
+// Pair i reads a[a_offset + i * stride ..] against expert ids[i] into out row i.
+std::vector<Site> strided(const int32_t* ids, int64_t n, int64_t a_offset, int64_t stride) {
+  std::vector<Site> s;
+  for (int64_t i = 0; i < n; ++i) s.push_back({a_offset + i * stride, ids[i], i});
+  return s;
+}
+
+// Pair p of m tokens x top_k slots reads a[(p / top_k) * outer + (p % top_k) * inner ..].
+std::vector<Site> batched(const int32_t* ids, const GemvQuantMoeIdBatchedParams& p) {
+  std::vector<Site> s;
+  for (int64_t i = 0; i < p.m * p.top_k; ++i)
+    s.push_back({(i / p.top_k) * p.src1_outer_stride + (i % p.top_k) * p.src1_inner_stride, ids[i], i});
+  return s;
+}
+
+// The pairs each expert lists, ids[e, i] for i < tpe[e] only (the slots past tpe[e] are stale and never
+// read); pair t * top_k + s reads a's row t (ne11 1) or row t * top_k + s (ne11 top_k).
+std::vector<Site> listed(const GemmQuantMoeIdParams& p, TensorMap& t) {
+  const int32_t* ids = tensor(t, "ids").as<int32_t>();
+  const int32_t* tpe = tensor(t, "tpe").as<int32_t>();
+  std::vector<Site> s;
+  for (int64_t e = 0; e < p.w.num_experts; ++e)
+    for (int64_t i = 0; i < tpe[e]; ++i) {
+      const int64_t pair = ids[e * p.max_per_expert + i];
+      s.push_back({(p.ne11 == 1 ? pair / p.top_k : pair) * p.w.n_cols, e, pair});
+    }
+  return s;
+}
+
+void gemv(const MoeExperts& w, TensorMap& t, const std::vector<Site>& sites) {
+  moe::gemv(moe::Stack(w, tensor(t, "weights")), nullptr, tensor(t, "a"), sites, tensor(t, "out"));
+}
+
+void gate_up_silu(const MoeExperts& w, TensorMap& t, const std::vector<Site>& sites) {
+  const moe::Stack up(w, tensor(t, "up_w"));
+  moe::gemv(moe::Stack(w, tensor(t, "gate_w")), &up, tensor(t, "a"), sites, tensor(t, "silu_out"));
+}
+
+void gemm(const GemmQuantMoeIdParams& p, TensorMap& t) {
+  moe::gemm(moe::Stack(p.w, tensor(t, "weights")), tensor(t, "a"), listed(p, t), tensor(t, "out"));
+}
+
+// The engine's int8 tolerance, for an op whose parameters P give the expert shape and pair count.
+template <class P> ToleranceFn int8_tolerance(int64_t (*pairs)(const P&), bool silu) {
+  return [pairs, silu](const Problem& pr, const std::string&) {
+    const P& p = pr.params.as<P>();
+    return moe::gemv_tolerance(p.w, pairs(p), silu, pr.dtype);
+  };
+}
+
+template <class P> int64_t selected(const P& p) { return p.n_selected; }
+int64_t batched_pairs(const GemvQuantMoeIdBatchedParams& p) { return p.m * p.top_k; }
+
+}  // namespace
+
+void add_moe_experts(KernelTable& k) {
+  k.add(
+      ops::gemv_quant_moe_id,
+      [](const GemvQuantMoeIdParams& p, TensorMap& t) {
+        gemv(p.w, t, strided(tensor(t, "ids").as<int32_t>(), p.n_selected, 0, p.src1_stride));
+      },
+      {}, int8_tolerance<GemvQuantMoeIdParams>(selected, false));
+  k.add(
+      ops::gemv_quant_moe_id_offset,
+      [](const GemvQuantMoeIdOffsetParams& p, TensorMap& t) {
+        gemv(p.w, t, strided(tensor(t, "ids").as<int32_t>() + p.ids_offset, p.n_selected, p.a_offset, p.src1_stride));
+      },
+      {}, int8_tolerance<GemvQuantMoeIdOffsetParams>(selected, false));
+  k.add(
+      ops::gemv_quant_moe_id_batched,
+      [](const GemvQuantMoeIdBatchedParams& p, TensorMap& t) {
+        gemv(p.w, t, batched(tensor(t, "ids").as<int32_t>(), p));
+      },
+      {}, int8_tolerance<GemvQuantMoeIdBatchedParams>(batched_pairs, false));
+  k.add(
+      ops::gemv_quant_moe_id_gate_up_silu,
+      [](const GemvQuantMoeIdGateUpSiluParams& p, TensorMap& t) {
+        gate_up_silu(p.w, t, strided(tensor(t, "ids").as<int32_t>(), p.n_selected, 0, 0));
+      },
+      {}, int8_tolerance<GemvQuantMoeIdGateUpSiluParams>(selected, true));
+  k.add(
+      ops::gemv_quant_moe_id_gate_up_silu_batched,
+      [](const GemvQuantMoeIdBatchedParams& p, TensorMap& t) {
+        gate_up_silu(p.w, t, batched(tensor(t, "ids").as<int32_t>(), p));
+      },
+      {}, int8_tolerance<GemvQuantMoeIdBatchedParams>(batched_pairs, true));
+  k.add(ops::gemm_quant_moe_id, gemm);
+  k.add(ops::gemm_quant_moe_id_indirect, gemm);
+}
+
+}  // namespace ts::cpu
