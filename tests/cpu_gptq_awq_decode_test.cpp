@@ -15,18 +15,13 @@
 #include <gtest/gtest.h>
 
 #include "conformance/check.h"
+#include "tests/available_backend.h"
 #include "core/ops/quant_params.h"
 
 namespace ts {
 namespace {
 
-// The cpu backend when this build has it and it runs here (TOUCHSTONE_CPU_SIMD may cap it away).
-Backend* cpu_or_skip() {
-  const std::vector<std::string> names = backend_names();
-  if (std::find(names.begin(), names.end(), "cpu") == names.end()) return nullptr;
-  Backend& b = backend("cpu");
-  return b.availability().ok ? &b : nullptr;
-}
+Backend* cpu_or_skip() { return test::available_backend("cpu"); }
 
 // Runs c on the cpu backend, first checking that it takes the int8 path (the backend states its own
 // NMSE tolerance for exactly those cases).

@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include "conformance/check.h"
+#include "tests/available_backend.h"
 #include "core/ops/moe_params.h"
 #include "core/ops/quant_params.h"
 #include "core/quant/formats.h"
@@ -23,12 +24,7 @@
 namespace ts {
 namespace {
 
-Backend* cpu_or_skip() {
-  const std::vector<std::string> names = backend_names();
-  if (std::find(names.begin(), names.end(), "cpu") == names.end()) return nullptr;
-  Backend& b = backend("cpu");
-  return b.availability().ok ? &b : nullptr;
-}
+Backend* cpu_or_skip() { return test::available_backend("cpu"); }
 
 // gemm_quant of one activation row against expert e's rows of the stack, on the cpu.
 Tensor expert_gemv(Backend& cpu, const GemvQuantMoeIdParams& p, const TensorMap& moe, int64_t e, int64_t a_at, DType dt) {
