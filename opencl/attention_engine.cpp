@@ -1,7 +1,6 @@
 // The planner side of the attention engine: work-group shape, tiles, the key split, the kernel's
 // variant (affine or paged K/V, the pool dtype, scales, lse) and its arguments.
 #include "attention_engine.h"
-#include "kv_dtype.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -46,12 +45,10 @@ struct GroupShape {
   int max_owned, vw;
   int64_t bq_cap;
 };
-GroupShape group_shape(const Planner& pl, int64_t dk1, int64_t dk2, int64_t dv, int64_t x) {
+GroupShape group_shape(const Planner& pl, int64_t dk1, int64_t dk2, int64_t dv) {
   const bool cpu = pl.limits().cpu;
   GroupShape g{cpu ? 1 : std::min<size_t>(128, pl.reduction_group(1 << 30, 128)), 0, 0, 0};
-  int widest = cpu ? 16 : 4;
-  if (x > 0) widest = static_cast<int>(std::min<int64_t>(widest, x));  // a vLLM key chunk stays in one group
-  g.vw = vector_width(dk1, dk2, dv, widest);
+  g.vw = vector_width(dk1, dk2, dv, cpu ? 16 : 4);
   g.max_owned = cpu ? 512 / g.vw : 8;
   const int64_t chunks = dv / g.vw;
   check(chunks <= int64_t(g.max_owned * g.L), "OpenCL flash attention: value width {} exceeds {}", dv,
@@ -60,15 +57,27 @@ GroupShape group_shape(const Planner& pl, int64_t dk1, int64_t dk2, int64_t dv, 
   return g;
 }
 
+// kernels/kv.h's kv_kind of a -DKV_ANY program.
+int64_t kv_kind(DType t) {
+  switch (t) {
+    case DType::F32: return 0;
+    case DType::F16: return 1;
+    case DType::BF16: return 2;
+    case DType::I8: return 3;
+    case DType::F8_E4M3: return 4;
+    default: fail("OpenCL attention: no pool loads for {}", dtype_name(t));
+  }
+}
+
 }  // namespace
 
 int64_t item_positions(const Planner& pl, int64_t group, int64_t dv) {
-  return std::max<int64_t>(1, group_shape(pl, dv, 0, dv, 0).bq_cap / group);
+  return std::max<int64_t>(1, group_shape(pl, dv, 0, dv).bq_cap / group);
 }
 
 void flash(Planner& pl, const Attention& a) {
   const Paging* pg = a.paging;
-  const GroupShape g = group_shape(pl, a.dk1, a.dk2, a.dv, pg && pg->vllm ? pg->x : 0);
+  const GroupShape g = group_shape(pl, a.dk1, a.dk2, a.dv);
   const size_t L = g.L;
   const int vw = g.vw;
   const int64_t dk = a.dk1 + a.dk2, group = a.nh / a.nkv;
@@ -97,9 +106,9 @@ void flash(Planner& pl, const Attention& a) {
   const int64_t out_rows = a.items ? a.items->out_rows : a.batch * a.nh * a.q_len;
   std::string defines = fmt::format("-DMAXO={} -DVW={}", g.max_owned, vw);
   if (pg) {
-    defines += pg->vllm ? " -DPAGED=2" : " -DPAGED=1";
-    if (pg->own_dtype) defines += std::string(" ") + kv_dtype_define(pg->kv_dtype);
-    if (!pg->k_scales.empty()) defines += " -DSCALED";
+    // vLLM's key chunks load as groups of min(VW, x) (x a power of two, as VW).
+    defines += pg->vllm ? fmt::format(" -DPAGED=2 -DKXW={}", std::min<int64_t>(vw, pg->x)) : " -DPAGED=1";
+    if (pg->any_dtype) defines += " -DKV_ANY -DSCALED";
     // The kernel's pool offsets are 32-bit.
     check(pg->num_blocks * std::max(pg->k_block, pg->v_block) <= std::numeric_limits<int32_t>::max(),
           "OpenCL paged attention: a pool of {} blocks of {} elements exceeds 32-bit offsets", pg->num_blocks,
@@ -133,7 +142,8 @@ void flash(Planner& pl, const Attention& a) {
               a.s1.head, a.s1.row, a.s2.batch, a.s2.head, a.s2.row, a.sv.batch, a.sv.head, a.sv.row, bq, bk, piece,
               part_acc, part_ml, items, int64_t{a.items != nullptr}, head_rows, pos_rows, tables,
               pg ? pg->table_width : 0, bs, pg ? pg->k_block : 0, pg ? pg->v_block : 0, pg ? pg->x : 0, k_scales,
-              v_scales, pg ? a.nkv * bs : 0, bs, lse, lse_rows, LocalBytes{size_t(bq * dk) * 4},
+              v_scales, pg ? a.nkv * bs : 0, bs, pg && pg->any_dtype ? kv_kind(pg->kv_dtype) : 0,
+              int64_t{pg && !pg->k_scales.empty()}, lse, lse_rows, LocalBytes{size_t(bq * dk) * 4},
               LocalBytes{size_t(bk * dk) * 4}, LocalBytes{size_t(bk * a.dv) * 4}, LocalBytes{size_t(bq * bk) * 4},
               LocalBytes{size_t(3 * bq) * 4}, LocalBytes{size_t(2 * bq) * 4}, LocalBytes{size_t(2 * bk) * 4},
               LocalBytes{size_t(2 * bk) * 4});

@@ -26,8 +26,10 @@ struct Paging {
   int64_t table_width = 0, block_size = 1, k_block = 0, v_block = 0, num_blocks = 0;
   bool vllm = false;
   int64_t x = 0;
-  DType kv_dtype = DType::F32;  // a pool dtype other than the activations' (the kv family)
-  bool own_dtype = false;
+  // The kv family's pools: any dtype (F16, BF16, I8, F8_E4M3), picked at run time (-DKV_ANY), with
+  // or without scales; otherwise the pools are in the activation dtype.
+  bool any_dtype = false;
+  DType kv_dtype = DType::F32;
   std::string k_scales, v_scales;  // empty: unscaled
 };
 

@@ -1,6 +1,6 @@
 #pragma once
-// The build option that makes kernels/kv.h load and store a pool of `t` (a dtype other than the
-// case's activations: the kv family's pools).
+// The build option that makes kernels/kv.h's kv_t and KST a pool of `t` (the kv family's pools, whose
+// dtype is not the activations').
 #include "core/dtype.h"
 #include "core/error.h"
 
@@ -8,7 +8,6 @@ namespace ts::ocl {
 
 inline const char* kv_dtype_define(DType t) {
   switch (t) {
-    case DType::F32: return "-DKV_F32";
     case DType::F16: return "-DKV_F16";
     case DType::BF16: return "-DKV_BF16";
     case DType::I8: return "-DKV_I8";

@@ -131,7 +131,7 @@ void add_paged_attention_ops(PlanTable& t) {
     pool.num_heads = p.num_q_heads, pool.num_kv_heads = p.num_kv_heads, pool.head_dim = p.head_dim;
     pool.block_size = p.block_size, pool.max_num_blocks_per_seq = p.num_table, pool.num_blocks = p.num_blocks;
     PoolView pv = pool_view(pool, false, "block_table");
-    pv.paging.own_dtype = true;
+    pv.paging.any_dtype = true;
     pv.paging.kv_dtype = pl.tensor("layer_k").dtype();
     if (kvq::has_scales(p.kv_dtype)) pv.paging.k_scales = "layer_k_scales", pv.paging.v_scales = "layer_v_scales";
     Items items;

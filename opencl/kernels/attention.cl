@@ -14,9 +14,9 @@
 // K/V addressing (-DPAGED): 0 affine, row j at base + j * stride; 1 a ferrum pool, 2 vLLM's pools:
 // position j is slot j % block_size of block table[j / block_size]; each tile first finds its rows'
 // offsets (and, -DSCALED, their I8 / F8_E4M3 scales) once, then loads dequantize into local memory.
+// -DKV_ANY (kv.h): the pool's element type is kv_kind, chosen at run time.
 // Local memory (floats): qs[bq][dk], ks[bk][dk], vs[bk][dv], ps[bq][bk], and the rows' running max,
-// sum and rescale factor. All row work is in vectors of VW floats (VW divides dk1, dk2 and dv, and
-// vLLM's x).
+// sum and rescale factor. All row work is in vectors of VW floats (VW divides dk1, dk2 and dv).
 // A work-item owns output chunks lid + t * L (t < MAXO) of the bq x (dv / VW) block, in registers.
 // GPUs: L = 128 work-items, VW 4. CPU drivers: L = 1, VW 16 (the work-item's loops run as SIMD code).
 // Key split (flash decoding): with piece > 0, work-group p of dimension 0 takes only keys
@@ -29,6 +29,9 @@
 #include "kv.h"
 #ifndef PAGED
 #define PAGED 0
+#endif
+#if PAGED == 2 && defined(KV_ANY)
+#error "vLLM's pools are read in the activation dtype"
 #endif
 
 inline void visible_range(int i, int kv_len, int first, int causal, int window, int* lo, int* hi) {
@@ -84,7 +87,8 @@ __kernel void flash_attn(__global const st_t* q, __global const kv_t* k1, __glob
                          __global float* part_acc, __global float* part_ml, __global const int* items, int use_items,
                          int head_rows, int pos_rows, __global const uint* tables, int table_width, int block_size,
                          int kb_stride, int vb_stride, int kx, __global const float* k_scales,
-                         __global const float* v_scales, int sb_stride, int s_hs, __global float* lse, int lse_rows,
+                         __global const float* v_scales, int sb_stride, int s_hs, int kv_kind, int scaled,
+                         __global float* lse, int lse_rows,
                          __local float* qs, __local float* ks, __local float* vs, __local float* ps,
                          __local float* st, __local int* range, __local int* kvrow, __local float* kvscl) {
   const int lid = get_local_id(0), L = get_local_size(0);
@@ -132,11 +136,12 @@ __kernel void flash_attn(__global const st_t* q, __global const kv_t* k1, __glob
   for (int t = 0; t < MAXO; ++t) acc[t] = (vec_t)(0.0f);
 
 #if PAGED
-  __global const kv_t* k1h = k1 + (size_t)kvh * k1_hs;
-  __global const kv_t* vh = v + (size_t)kvh * v_hs;
+  // Element offsets, never pointer steps: a -DKV_ANY pool's kv_t is a byte, not its element.
+  __global const kv_t* k1h = k1;
+  __global const kv_t* vh = v;
   __global const uint* table = tables + (size_t)seq * table_width;
-  __local int* krow = kvrow;        // element offset of each tile row's key in k1h
-  __local int* vrow = kvrow + bk;   // and of its value in vh
+  __local int* krow = kvrow;        // element offset of each tile row's key (its kv head's) in k1
+  __local int* vrow = kvrow + bk;   // and of its value in v
   __local float* kscl = kvscl;      // its scales (-DSCALED)
   __local float* vscl = kvscl + bk;
 #else
@@ -153,11 +158,11 @@ __kernel void flash_attn(__global const st_t* q, __global const kv_t* k1, __glob
     for (int jj = lid; jj < nj; jj += L) {
       const int j = j0 + jj, slot = j % block_size;
       const int blk = (int)table[j / block_size];
-      krow[jj] = blk * kb_stride + slot * (PAGED == 2 ? kx : dk);
-      vrow[jj] = blk * vb_stride + slot * (PAGED == 2 ? 1 : dv);
-#ifdef SCALED
-      kscl[jj] = k_scales[(size_t)blk * sb_stride + (size_t)kvh * s_hs + slot];
-      vscl[jj] = v_scales[(size_t)blk * sb_stride + (size_t)kvh * s_hs + slot];
+      krow[jj] = blk * kb_stride + kvh * k1_hs + slot * (PAGED == 2 ? kx : dk);
+      vrow[jj] = blk * vb_stride + kvh * v_hs + slot * (PAGED == 2 ? 1 : dv);
+#ifdef SCALED  // unscaled pools of a -DKV_ANY program weigh 1 (exact)
+      kscl[jj] = scaled ? k_scales[(size_t)blk * sb_stride + (size_t)kvh * s_hs + slot] : 1.0f;
+      vscl[jj] = scaled ? v_scales[(size_t)blk * sb_stride + (size_t)kvh * s_hs + slot] : 1.0f;
 #endif
     }
 #endif
@@ -169,9 +174,15 @@ __kernel void flash_attn(__global const st_t* q, __global const kv_t* k1, __glob
                               : KLDV(k2h, (size_t)(j0 + jj) * k2_rs + (c - ck1) * VW);
 #elif PAGED == 1
       const vec_t x = KLDV(k1h, krow[jj] + c * VW);
-#else  // vLLM's key cache: channel d of a slot in group d / x (groups block_size * x apart), lane d % x
-      const int d = c * VW;
-      const vec_t x = KLDV(k1h, krow[jj] + (d / kx) * block_size * kx + d % kx);
+#else
+      // vLLM's key cache: channel d of a slot in group d / x (groups block_size * x apart), lane d % x;
+      // a chunk spans VW / KXW groups (KXW = min(VW, x)). Its pools are in the activation dtype.
+      float kp[VW];
+      for (int u = 0; u < VW; u += KXW) {
+        const int d = c * VW + u;
+        VSTOREN(KXW)(LDN(KXW, k1h, krow[jj] + (d / kx) * block_size * kx + d % kx), 0, kp + u);
+      }
+      const vec_t x = VL(kp, 0);
 #endif
 #ifdef SCALED
       VS(x * kscl[jj], ks, jj * dk + c * VW);
