@@ -1,16 +1,35 @@
 // The paged and kv families' writes into a pool on OpenCL: the split + norm + RoPE ops (the rope
 // family's own kernel, kernels/rope.cl, with its destination found through the block table) and
 // kv_append_paged (kernels/kv_append.cl). Each writes only the slots of its own positions.
+#include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "core/ops/kv/kv_quant.h"
 #include "core/ops/paged/pool.h"
 #include "core/ops/paged_params.h"
-#include "kv_dtype.h"
 #include "norm_rope.h"
 
 namespace ts::ocl {
 namespace {
+
+// The build option that makes kernels/kv.h's kv_t and KST a pool of `t`.
+const char* kv_dtype_define(DType t) {
+  switch (t) {
+    case DType::F16: return "-DKV_F16";
+    case DType::BF16: return "-DKV_BF16";
+    case DType::I8: return "-DKV_I8";
+    case DType::F8_E4M3: return "-DKV_F8";
+    default: fail("OpenCL kv_append_paged: no pool element type {}", dtype_name(t));
+  }
+}
+
+// A pool position or sequence index as the kernels' 32-bit value.
+int32_t i32(int64_t v, const char* what) {
+  check(v >= 0 && v <= std::numeric_limits<int32_t>::max(), "OpenCL paged write: {} {} does not fit in 32 bits", what,
+        v);
+  return int32_t(v);
+}
 
 // The k and v destinations of a split: token t at pool position pos[t] of sequence seq[t].
 struct PoolDsts {
@@ -33,7 +52,7 @@ void split_single(Planner& pl, bool vllm) {
   const auto& p = pl.params<PagedSplitParams>();
   const int64_t es = int64_t(dtype_size(pl.dtype())), hd = p.head_dim;
   std::vector<int32_t> pos(size_t(p.tokens)), seq(size_t(p.tokens), 0);
-  for (int64_t t = 0; t < p.tokens; ++t) pos[t] = int32_t(p.cache_len + t);
+  for (int64_t t = 0; t < p.tokens; ++t) pos[t] = i32(p.cache_len + t, "pool position");
   const PoolDsts d = pool_dsts(pl, vllm, pos, seq, "block_table", p.max_num_blocks_per_seq, p.block_size, p.x);
   split_norm_rope(pl, p, p.qkv_byte_offset / es, {"q_out", p.q_out_byte_offset / es, hd, p.tokens * hd},
                   d.kv("cache_k", d.k, p.kv_heads, p.block_size, hd), d.kv("cache_v", d.v, p.kv_heads, p.block_size, hd));
@@ -46,7 +65,8 @@ void split_varlen(Planner& pl, bool vllm) {
   const auto cu = paged::values(pl.tensor("cu_seqlens_q")), first = paged::values(pl.tensor("pos_offsets"));
   std::vector<int32_t> pos(size_t(p.m_total)), seq(size_t(p.m_total));
   for (int64_t s = 0; s < p.num_seqs; ++s)
-    for (int64_t r = cu[s]; r < cu[s + 1]; ++r) pos[r] = int32_t(first[s] + r - cu[s]), seq[r] = int32_t(s);
+    for (int64_t r = cu[s]; r < cu[s + 1]; ++r)
+      pos[r] = i32(first[s] + r - cu[s], "pool position"), seq[r] = i32(s, "sequence");
   const PoolDsts d = pool_dsts(pl, vllm, pos, seq, "block_tables", p.max_blocks_per_seq, p.block_size, p.x);
   const SplitQkvNormRopeParams sp{.tokens = p.m_total, .q_heads = p.q_heads, .kv_heads = p.kv_heads,
                                   .head_dim = p.head_dim, .eps = p.eps, .qk_mode = p.qk_mode,
