@@ -120,7 +120,8 @@ void add_paged_attention_ops(PlanTable& t) {
            [](Planner& pl) { plan_decode<PagedBatchedDecodeParams>(pl, false, 1, "valid_kv_lens"); });
   add_plan(t, ops::paged_varlen_attention, [](Planner& pl) { plan_varlen<PagedVarlenParams>(pl, false, false); });
   add_plan(t, ops::paged_varlen_attention_vllm, [](Planner& pl) { plan_varlen<PagedVarlenParams>(pl, true, false); });
-  add_plan(t, ops::paged_varlen_attention_fa2_ffi, [](Planner& pl) { plan_varlen<PagedVarlenParams>(pl, false, true); });
+  add_plan(t, ops::paged_varlen_attention_fa2_ffi,
+           [](Planner& pl) { plan_varlen<PagedVarlenParams>(pl, false, true); });
   add_plan(t, ops::paged_varlen_attention_vllm_tiled_q4, [](Planner& pl) {
     const auto& p = pl.params<PagedVarlenTiledParams>();
     attend(pl, p, pool_view(p, true, "block_tables"), tile_items(pl, p), p.softmax_scale());

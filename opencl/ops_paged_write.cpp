@@ -55,7 +55,8 @@ void split_single(Planner& pl, bool vllm) {
   for (int64_t t = 0; t < p.tokens; ++t) pos[t] = i32(p.cache_len + t, "pool position");
   const PoolDsts d = pool_dsts(pl, vllm, pos, seq, "block_table", p.max_num_blocks_per_seq, p.block_size, p.x);
   split_norm_rope(pl, p, p.qkv_byte_offset / es, {"q_out", p.q_out_byte_offset / es, hd, p.tokens * hd},
-                  d.kv("cache_k", d.k, p.kv_heads, p.block_size, hd), d.kv("cache_v", d.v, p.kv_heads, p.block_size, hd));
+                  d.kv("cache_k", d.k, p.kv_heads, p.block_size, hd),
+                  d.kv("cache_v", d.v, p.kv_heads, p.block_size, hd));
 }
 
 // A ragged batch: row r of sequence s at position pos_offsets[s] + r - cu[s], for RoPE and pool alike;

@@ -44,7 +44,8 @@ cl_mem Planner::keep(Mem m) {
 cl_mem Planner::ints(const std::vector<int32_t>& values) {
   const size_t bytes = values.size() * sizeof(int32_t);
   if (bytes == 0) return scratch(sizeof(int32_t));
-  check(bytes <= limits().max_alloc, "OpenCL planner: a table of {} bytes exceeds the device's largest allocation", bytes);
+  check(bytes <= limits().max_alloc, "OpenCL planner: a table of {} bytes exceeds the device's largest allocation",
+        bytes);
   cl_int rc = CL_SUCCESS;
   Mem m(clCreateBuffer(rt_.context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes,
                        const_cast<int32_t*>(values.data()), &rc));
