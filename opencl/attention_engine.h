@@ -17,8 +17,8 @@ struct Strides {
 };
 
 // A paged pool view: position j of sequence s is slot j % block_size of block tables[s][j /
-// block_size]; a kv head's rows start head_elems into a block (the Attention strides' head field),
-// blocks are k_block / v_block elements apart. vLLM's layout (vllm): keys in groups of x channels,
+// block_size]; a kv head's rows start the Attention strides' `head` elements into a block, blocks are
+// k_block / v_block elements apart. vLLM's layout (vllm): keys in groups of x channels,
 // values channel-major. Quantized pools (kv_dtype I8 / F8_E4M3) carry F32 scales [blocks, kv heads,
 // block_size].
 struct Paging {
