@@ -82,6 +82,8 @@ class OpenclBackendImpl final : public Backend {
     add_attention_ops(plans_);
     add_argmax_ops(plans_);
     add_quant_ops(plans_);
+    add_paged_attention_ops(plans_);
+    add_paged_write_ops(plans_);
   }
 
   std::string name() const override { return OpenclBackend::kName; }
@@ -94,9 +96,11 @@ class OpenclBackendImpl final : public Backend {
   Support supports(const Problem& pr) override {
     auto it = plans_.find(pr.op->name());
     if (it == plans_.end()) return Support::no("no OpenCL kernel for " + pr.op->name() + " yet");
-    // Activations in F32, F16 or BF16 (a build option per program), F32 scales, integer ids, GGUF bytes.
-    const Support s =
-        dtypes_handled(pr, {DType::F32, DType::F16, DType::BF16, DType::I32, DType::U32, DType::U8}, "OpenCL");
+    // Activations in F32, F16 or BF16 (a build option per program), F32 scales, integer ids, GGUF bytes,
+    // I8 and F8_E4M3 KV pools.
+    const Support s = dtypes_handled(
+        pr, {DType::F32, DType::F16, DType::BF16, DType::I32, DType::U32, DType::U8, DType::I8, DType::F8_E4M3},
+        "OpenCL");
     if (!s.ok || !it->second.supports) return s;
     return it->second.supports(pr);
   }

@@ -29,12 +29,28 @@ cl_mem Planner::scratch(size_t bytes) {
   cl_int rc = CL_SUCCESS;
   Mem m(clCreateBuffer(rt_.context(), CL_MEM_READ_WRITE, std::max<size_t>(bytes, 1), nullptr, &rc));
   CL_CHECK(rc);
+  return keep(std::move(m));
+}
+
+// Kept with the tensors' buffers, under a name no tensor has ('#'), so the Launch owns it.
+cl_mem Planner::keep(Mem m) {
   const cl_mem h = m.get();
-  // Kept with the tensors' buffers, under a name no tensor has ('#').
   DeviceTensor d;
   d.data = std::move(m);
   bufs_.emplace(fmt::format("#scratch{}", scratch_count_++), std::move(d));
   return h;
+}
+
+cl_mem Planner::ints(const std::vector<int32_t>& values) {
+  const size_t bytes = values.size() * sizeof(int32_t);
+  if (bytes == 0) return scratch(sizeof(int32_t));
+  check(bytes <= limits().max_alloc, "OpenCL planner: a table of {} bytes exceeds the device's largest allocation",
+        bytes);
+  cl_int rc = CL_SUCCESS;
+  Mem m(clCreateBuffer(rt_.context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes,
+                       const_cast<int32_t*>(values.data()), &rc));
+  CL_CHECK(rc);
+  return keep(std::move(m));
 }
 
 void Planner::set_arg(cl_kernel k, cl_uint i, cl_mem m) { CL_CHECK(clSetKernelArg(k, i, sizeof m, &m)); }

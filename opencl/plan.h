@@ -2,6 +2,7 @@
 // How an op becomes device work: a planner (one per op, in the family files ops_*.cpp) reads the
 // parameters, picks kernels and variants, binds the op's buffers and appends dispatches. The Launch
 // then replays those dispatches on every execute().
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <string>
@@ -55,6 +56,8 @@ class Planner {
 
   // A device buffer of `bytes` for intermediate results, owned by the Launch like the tensors'.
   cl_mem scratch(size_t bytes);
+  // A device buffer holding `values`, built on the host at plan time (item tables, per-row indices).
+  cl_mem ints(const std::vector<int32_t>& values);
 
   // A work-group size for a 1-D reduction over `n` elements: a power of two within the device limit.
   size_t reduction_group(int64_t n, size_t cap = 256) const;
@@ -66,6 +69,7 @@ class Planner {
   static void set_arg(cl_kernel k, cl_uint i, float v);
   static void set_arg(cl_kernel k, cl_uint i, LocalBytes b);
   void add(Kernel k, std::vector<size_t> global, std::vector<size_t> local);
+  cl_mem keep(Mem m);
 
   Runtime& rt_;
   const Params& p_;
@@ -98,6 +102,8 @@ void add_rope_ops(PlanTable& t);
 void add_attention_ops(PlanTable& t);
 void add_argmax_ops(PlanTable& t);
 void add_quant_ops(PlanTable& t);
+void add_paged_attention_ops(PlanTable& t);
+void add_paged_write_ops(PlanTable& t);
 
 // Ceil division for dispatch sizes.
 inline size_t ceil_div(int64_t a, int64_t b) { return static_cast<size_t>((a + b - 1) / b); }

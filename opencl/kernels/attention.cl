@@ -1,11 +1,20 @@
-// Flash attention with an online softmax over key tiles held in local memory (FlashAttention-2 form).
-// A work-group takes one (batch, kv head, block of bq query rows). Its rows are the query heads of the
-// kv head's GQA group times the q_len positions, flattened as row = g * q_len + i, so a K/V tile is
-// read once for the whole group (decode reads each K/V byte once).
+// Flash attention with an online softmax over key tiles held in local memory (FlashAttention-2 form),
+// the one attention engine of every OpenCL attention op (core, paged and kv families).
+// A work-group takes one (item, kv head, block of bq query rows). An item is a run of n query
+// positions of one sequence: the batch entry of the core ops, or (with an item table built by the
+// host) a piece of a decode batch, a prefill or a varlen sequence, so a ragged batch is one dispatch.
+// The item's rows are the query heads of the kv head's GQA group times its n positions, flattened as
+// row = g * n + i, so a K/V tile is read once for the whole group (decode reads each K/V byte once).
+// Row (head h, position i) of the item is q / out row row0 + h * head_rows + i * pos_rows (head-major
+// [b, nh, n, d] or token-major [tokens, nh, d]).
 // Scores: scale * (q[:dk1] . k1[j] + q[dk1:] . k2[j]); values v[j] (dv columns). Plain attention has
 // dk2 = 0; MLA's absorbed form is k1 = v = the compressed cache and k2 = the rope keys.
-// Visibility (OPS.md): row at position P = pos_offset + i sees j < kv_len, j <= P when causal, and
+// Visibility (OPS.md): row at position P = first + i sees j < kv_len, j <= P when causal, and
 // j >= P + 1 - window when window > 0. Only keys some row of the block sees are ever loaded.
+// K/V addressing (-DPAGED): 0 affine, row j at base + j * stride; 1 a ferrum pool, 2 vLLM's pools:
+// position j is slot j % block_size of block table[j / block_size]; each tile first finds its rows'
+// offsets (and, -DSCALED, their I8 / F8_E4M3 scales) once, then loads dequantize into local memory.
+// -DKV_ANY (kv.h): the pool's element type is kv_kind, chosen at run time.
 // Local memory (floats): qs[bq][dk], ks[bk][dk], vs[bk][dv], ps[bq][bk], and the rows' running max,
 // sum and rescale factor. All row work is in vectors of VW floats (VW divides dk1, dk2 and dv).
 // A work-item owns output chunks lid + t * L (t < MAXO) of the bq x (dv / VW) block, in registers.
@@ -13,19 +22,22 @@
 // Key split (flash decoding): with piece > 0, work-group p of dimension 0 takes only keys
 // [p * piece, (p + 1) * piece) and leaves each row's state (max m, sum l, unnormalised acc) in
 // part_ml / part_acc; flash_combine then merges the pieces of each row into the output.
+// -DLSE: also lse[h * lse_rows + t] = m + log(l) of token-major row t * nh + h.
 #define vec_t FLOATN(VW)
 #define VL(p, i) VLOADN(VW)(0, (p) + (i))
 #define VS(v, p, i) VSTOREN(VW)((v), 0, (p) + (i))
+#include "kv.h"
+#ifndef PAGED
+#define PAGED 0
+#endif
+#if PAGED == 2 && defined(KV_ANY)
+#error "vLLM's pools are read in the activation dtype"
+#endif
 
-inline void visible_range(int i, int kv_len, int pos_offset, int causal, int window, int* lo, int* hi) {
-  const int p = pos_offset + i;
+inline void visible_range(int i, int kv_len, int first, int causal, int window, int* lo, int* hi) {
+  const int p = first + i;
   *hi = causal ? min(p + 1, kv_len) : kv_len;
   *lo = window > 0 ? max(0, p + 1 - window) : 0;
-}
-
-// Output row (b, head, position) of row `row` of kv head kvh's group: row = g * q_len + i.
-inline size_t out_row(int b, int nh, int q_len, int group, int kvh, int row) {
-  return ((size_t)b * nh + kvh * group + row / q_len) * q_len + row % q_len;
 }
 
 // out = acc / l, or 0 where the row saw no key (l == 0), rounded once to the output dtype.
@@ -35,6 +47,9 @@ inline void store_out(__global st_t* out, size_t base, vec_t acc, float l) {
   VS(o, part, 0);
   for (int x = 0; x < VW; ++x) ST(out, base + x, part[x]);
 }
+
+// The natural log of a row's sum of exp(scores): -inf when it saw no key.
+inline float row_lse(float m, float l) { return l > 0.0f ? m + log(l) : -INFINITY; }
 
 // Horizontal sum by halving: log2(VW) vector adds.
 inline float hsum(vec_t v) {
@@ -56,30 +71,51 @@ inline float hsum(vec_t v) {
 #endif
 }
 
-__kernel void flash_attn(__global const st_t* q, __global const st_t* k1, __global const st_t* k2,
-                         __global const st_t* v, __global st_t* out, __global const uint* kv_lens, int kv_len_item,
+// Item table entries (-1 for none: the item is batch entry b of uniform shape).
+#define IT_SEQ 0
+#define IT_ROW0 1
+#define IT_N 2
+#define IT_FIRST 3
+#define IT_KV 4
+#define IT_WIDTH 5
+
+__kernel void flash_attn(__global const st_t* q, __global const kv_t* k1, __global const kv_t* k2,
+                         __global const kv_t* v, __global st_t* out, __global const uint* kv_lens, int kv_len_item,
                          int q_off, int out_off, int nh, int nkv, int q_len, int kv_len, int pos_offset, int causal,
                          int window, float scale, int dk1, int dk2, int dv, int k1_bs, int k1_hs, int k1_rs, int k2_bs,
                          int k2_hs, int k2_rs, int v_bs, int v_hs, int v_rs, int bq, int bk, int piece,
-                         __global float* part_acc, __global float* part_ml, __local float* qs,
-                         __local float* ks, __local float* vs, __local float* ps, __local float* st,
-                         __local int* range) {
+                         __global float* part_acc, __global float* part_ml, __global const int* items, int use_items,
+                         int head_rows, int pos_rows, __global const uint* tables, int table_width, int block_size,
+                         int kb_stride, int vb_stride, int kx, __global const float* k_scales,
+                         __global const float* v_scales, int sb_stride, int s_hs, int kv_kind, int scaled,
+                         __global float* lse, int lse_rows,
+                         __local float* qs, __local float* ks, __local float* vs, __local float* ps,
+                         __local float* st, __local int* range, __local int* kvrow, __local float* kvscl) {
   const int lid = get_local_id(0), L = get_local_size(0);
-  const int group = nh / nkv, rows = group * q_len;
-  const int nblk = (rows + bq - 1) / bq;
+  const int group = nh / nkv, nblk = get_num_groups(1) / nkv;
   const int kvh = get_group_id(1) / nblk, r0 = (get_group_id(1) % nblk) * bq, b = get_group_id(2);
-  const int nr = min(bq, rows - r0), dk = dk1 + dk2;
+  // This work-group's item: its sequence, first q / out row, positions, first position, kv length.
+  int seq = b, n = q_len, first = pos_offset;
+  size_t row0 = (size_t)b * nh * q_len;
+  if (use_items) {
+    __global const int* it = items + (size_t)b * IT_WIDTH;
+    seq = it[IT_SEQ], row0 = (size_t)it[IT_ROW0], n = it[IT_N], first = it[IT_FIRST], kv_len = it[IT_KV];
+  } else if (kv_len_item >= 0) {
+    kv_len = (int)kv_lens[kv_len_item];
+  }
+  const int rows = group * n, nr = min(bq, rows - r0), dk = dk1 + dk2;
+  if (nr <= 0) return;  // a block past a short item's rows: the whole work-group leaves, no barrier pending
   const int ck = dk / VW, cv = dv / VW, ck1 = dk1 / VW;  // row lengths in chunks
-  if (kv_len_item >= 0) kv_len = (int)kv_lens[kv_len_item];
   __local float* row_m = st;
   __local float* row_l = st + bq;
   __local float* row_a = st + 2 * bq;
+#define ROW(r) (row0 + (size_t)(kvh * group + (r) / n) * head_rows + (size_t)((r) % n) * pos_rows)
 
   // Each row's visible keys [range[2r], range[2r+1]), and those any row of the block sees: [j_lo, j_hi).
   int j_lo = kv_len, j_hi = 0;
   for (int r = 0; r < nr; ++r) {
     int lo, hi;
-    visible_range((r0 + r) % q_len, kv_len, pos_offset, causal, window, &lo, &hi);
+    visible_range((r0 + r) % n, kv_len, first, causal, window, &lo, &hi);
     if (lid == 0) { range[2 * r] = lo; range[2 * r + 1] = hi; }
     if (lo < hi) { j_lo = min(j_lo, lo); j_hi = max(j_hi, hi); }
   }
@@ -92,31 +128,95 @@ __kernel void flash_attn(__global const st_t* q, __global const st_t* k1, __glob
   // Query row r of the block is head kvh * group + g at position i.
   for (int e = lid; e < nr * ck; e += L) {
     const int r = e / ck, c = e % ck;
-    VS(LDN(VW, q, q_off + out_row(b, nh, q_len, group, kvh, r0 + r) * dk + c * VW), qs, r * dk + c * VW);
+    VS(LDN(VW, q, q_off + ROW(r0 + r) * dk + c * VW), qs, r * dk + c * VW);
   }
   for (int r = lid; r < nr; r += L) { row_m[r] = -INFINITY; row_l[r] = 0.0f; }
   vec_t acc[MAXO];
 #pragma unroll
   for (int t = 0; t < MAXO; ++t) acc[t] = (vec_t)(0.0f);
 
-  __global const st_t* k1h = k1 + (size_t)b * k1_bs + (size_t)kvh * k1_hs;
-  __global const st_t* k2h = k2 + (size_t)b * k2_bs + (size_t)kvh * k2_hs;
-  __global const st_t* vh = v + (size_t)b * v_bs + (size_t)kvh * v_hs;
+#if PAGED
+  // Element offsets, never pointer steps: a -DKV_ANY pool's kv_t is a byte, not its element.
+  __global const kv_t* k1h = k1;
+  __global const kv_t* vh = v;
+  __global const uint* table = tables + (size_t)seq * table_width;
+  __local int* krow = kvrow;        // element offset of each tile row's key (its kv head's) in k1
+  __local int* vrow = kvrow + bk;   // and of its value in v
+  __local float* kscl = kvscl;      // its scales (-DSCALED)
+  __local float* vscl = kvscl + bk;
+#else
+  __global const kv_t* k1h = k1 + (size_t)seq * k1_bs + (size_t)kvh * k1_hs;
+  __global const kv_t* k2h = k2 + (size_t)seq * k2_bs + (size_t)kvh * k2_hs;
+  __global const kv_t* vh = v + (size_t)seq * v_bs + (size_t)kvh * v_hs;
+#endif
 
   for (int j0 = j_lo; j0 < j_hi; j0 += bk) {
     const int nj = min(bk, j_hi - j0);
+#if PAGED
+    // Where each row of the tile lives: one table lookup per key row. Safe before the barrier below:
+    // the previous tile read these only before its second barrier, which every work-item has passed.
+    for (int jj = lid; jj < nj; jj += L) {
+      const int j = j0 + jj, slot = j % block_size;
+      const int blk = (int)table[j / block_size];
+      krow[jj] = blk * kb_stride + kvh * k1_hs + slot * (PAGED == 2 ? kx : dk);
+      vrow[jj] = blk * vb_stride + kvh * v_hs + slot * (PAGED == 2 ? 1 : dv);
+#ifdef SCALED  // unscaled pools of a -DKV_ANY program weigh 1 (exact)
+      kscl[jj] = scaled ? k_scales[(size_t)blk * sb_stride + (size_t)kvh * s_hs + slot] : 1.0f;
+      vscl[jj] = scaled ? v_scales[(size_t)blk * sb_stride + (size_t)kvh * s_hs + slot] : 1.0f;
+#endif
+    }
+#endif
     barrier(CLK_LOCAL_MEM_FENCE);  // the previous tile's readers are done
     // Consecutive work-items copy consecutive chunks of a row; (jj, c) steps by L without dividing.
     for (int jj = lid / ck, c = lid % ck; jj < nj;) {
-      const vec_t x = c < ck1 ? LDN(VW, k1h, (size_t)(j0 + jj) * k1_rs + c * VW)
-                              : LDN(VW, k2h, (size_t)(j0 + jj) * k2_rs + (c - ck1) * VW);
+#if PAGED == 0
+      const vec_t x = c < ck1 ? KLDV(k1h, (size_t)(j0 + jj) * k1_rs + c * VW)
+                              : KLDV(k2h, (size_t)(j0 + jj) * k2_rs + (c - ck1) * VW);
+#elif PAGED == 1
+      const vec_t x = KLDV(k1h, krow[jj] + c * VW);
+#else
+      // vLLM's key cache: channel d of a slot in group d / x (groups block_size * x apart), lane d % x;
+      // a chunk spans VW / KXW groups (KXW = min(VW, x)). Its pools are in the activation dtype.
+      float kp[VW];
+      for (int u = 0; u < VW; u += KXW) {
+        const int d = c * VW + u;
+        VSTOREN(KXW)(LDN(KXW, k1h, krow[jj] + (d / kx) * block_size * kx + d % kx), 0, kp + u);
+      }
+      const vec_t x = VL(kp, 0);
+#endif
+#ifdef SCALED
+      VS(x * kscl[jj], ks, jj * dk + c * VW);
+#else
       VS(x, ks, jj * dk + c * VW);
+#endif
       for (c += L; c >= ck; c -= ck) ++jj;
     }
+#if PAGED == 2
+    // vLLM's value cache holds channel d of every slot together: consecutive work-items take
+    // consecutive slots of one channel (coalesced within a block).
+    for (int e = lid; e < nj * dv; e += L) {
+      const int jj = e % nj, d = e / nj;
+#ifdef SCALED
+      vs[jj * dv + d] = KLD(vh, vrow[jj] + d * block_size) * vscl[jj];
+#else
+      vs[jj * dv + d] = KLD(vh, vrow[jj] + d * block_size);
+#endif
+    }
+#else
     for (int jj = lid / cv, c = lid % cv; jj < nj;) {
-      VS(LDN(VW, vh, (size_t)(j0 + jj) * v_rs + c * VW), vs, jj * dv + c * VW);
+#if PAGED
+      const vec_t x = KLDV(vh, vrow[jj] + c * VW);
+#else
+      const vec_t x = KLDV(vh, (size_t)(j0 + jj) * v_rs + c * VW);
+#endif
+#ifdef SCALED
+      VS(x * vscl[jj], vs, jj * dv + c * VW);
+#else
+      VS(x, vs, jj * dv + c * VW);
+#endif
       for (c += L; c >= cv; c -= cv) ++jj;
     }
+#endif
     barrier(CLK_LOCAL_MEM_FENCE);
     // Rows innermost, so a key row is reused from cache; (jj, r) steps by L without dividing.
     for (int jj = lid / nr, r = lid % nr; jj < bk;) {
@@ -159,31 +259,38 @@ __kernel void flash_attn(__global const st_t* q, __global const st_t* k1, __glob
     }
   }
   barrier(CLK_LOCAL_MEM_FENCE);
-  if (piece > 0)
-    for (int r = lid; r < nr; r += L) {
-      const size_t at = (out_row(b, nh, q_len, group, kvh, r0 + r) * np + pc) * 2;
-      part_ml[at] = row_m[r];
-      part_ml[at + 1] = row_l[r];
+  for (int r = lid; r < nr; r += L) {
+    const size_t o = ROW(r0 + r);
+    if (piece > 0) {
+      part_ml[(o * np + pc) * 2] = row_m[r];
+      part_ml[(o * np + pc) * 2 + 1] = row_l[r];
     }
+#ifdef LSE
+    else {
+      lse[(o % nh) * lse_rows + o / nh] = row_lse(row_m[r], row_l[r]);
+    }
+#endif
+  }
 #pragma unroll
   for (int t = 0; t < MAXO; ++t) {
     const int e = lid + t * L;
     if (e < nr * cv) {
       const int r = e / cv, c = e % cv;
-      const size_t o = out_row(b, nh, q_len, group, kvh, r0 + r);
+      const size_t o = ROW(r0 + r);
       if (piece > 0)
         VS(acc[t], part_acc, (o * np + pc) * dv + c * VW);
       else
         store_out(out, out_off + o * dv + c * VW, acc[t], row_l[r]);
     }
   }
+#undef ROW
 }
 
 // Merges the pieces of each row in key order (fixed, so every run gives the same bits): with M the
 // largest piece max, out = sum_p acc_p * e^(m_p - M) / sum_p l_p * e^(m_p - M); a piece that saw no
 // key has m = -inf and weighs 0. One work-item per (row, chunk of VW output columns).
 __kernel void flash_combine(__global const float* part_acc, __global const float* part_ml, __global st_t* out,
-                            int out_off, int rows, int np, int dv) {
+                            int out_off, int rows, int np, int dv, __global float* lse, int nh, int lse_rows) {
   const int cv = dv / VW, e = get_global_id(0);
   if (e >= rows * cv) return;
   const int o = e / cv, c = e % cv;
@@ -199,4 +306,7 @@ __kernel void flash_combine(__global const float* part_acc, __global const float
       acc = fma((vec_t)(w), VL(part_acc, ((size_t)o * np + p) * dv + c * VW), acc);
     }
   store_out(out, out_off + (size_t)o * dv + c * VW, acc, l);
+#ifdef LSE
+  if (c == 0) lse[(o % nh) * lse_rows + o / nh] = row_lse(mx, l);
+#endif
 }

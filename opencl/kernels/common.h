@@ -74,17 +74,21 @@ typedef uint bits_t;
 #define ST4(p, i, v) vstore4((v), 0, (p) + (i))
 #endif
 
-// Sum of `v` over the work-group (size G, a power of two) through `red` (G floats of local memory).
-// Every work-item gets the total; `red` is free again on return.
-inline float wg_sum(float v, __local float* red) {
-  const int lid = get_local_id(0);
-  red[lid] = v;
-  barrier(CLK_LOCAL_MEM_FENCE);
-  for (int s = get_local_size(0) / 2; s > 0; s >>= 1) {
-    if (lid < s) red[lid] += red[lid + s];
-    barrier(CLK_LOCAL_MEM_FENCE);
+// Sum (max) of `v` over the work-group (size G, a power of two) through `red` (G floats of local
+// memory). Every work-item gets the result; `red` is free again on return.
+#define WG_REDUCE(name, combine)                              \
+  inline float name(float v, __local float* red) {            \
+    const int lid = get_local_id(0);                          \
+    red[lid] = v;                                             \
+    barrier(CLK_LOCAL_MEM_FENCE);                             \
+    for (int s = get_local_size(0) / 2; s > 0; s >>= 1) {     \
+      if (lid < s) red[lid] = combine(red[lid], red[lid + s]); \
+      barrier(CLK_LOCAL_MEM_FENCE);                           \
+    }                                                         \
+    const float total = red[0];                               \
+    barrier(CLK_LOCAL_MEM_FENCE);                             \
+    return total;                                             \
   }
-  const float total = red[0];
-  barrier(CLK_LOCAL_MEM_FENCE);
-  return total;
-}
+#define WG_ADD(a, b) ((a) + (b))
+WG_REDUCE(wg_sum, WG_ADD)
+WG_REDUCE(wg_max, fmax)

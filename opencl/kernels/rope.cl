@@ -4,11 +4,20 @@
 // [max_pos, rotary_dim/2]) and written at any token / head strides: token-major in, head-major or
 // token-major out, into a plain tensor or a cache. mode 0 transpose only, 1 norm then RoPE, 2 RoPE only.
 // Positions: positions[token] when use_positions, else pos_offset + token.
+// -DDST (into a paged pool): 0 the strides above; else token t goes to pool position dst_pos[t] of
+// sequence dst_seq[t], slot pos % block_size of block tables[seq][pos / block_size] (blocks
+// dst_tok_stride elements apart, kv heads dst_head_stride apart within a block), as 1 a ferrum row,
+// 2 vLLM's key (groups of kx channels, block_size * kx apart) or 3 vLLM's value (channel-major).
+#ifndef DST
+#define DST 0
+#endif
 __kernel void norm_rope(__global const st_t* src, int src_off, int src_tok_stride, int src_head_stride,
                         __global st_t* dst, int dst_off, int dst_tok_stride, int dst_head_stride,
                         __global const st_t* norm_w, __global const st_t* cos_t, __global const st_t* sin_t,
                         __global const uint* positions, int use_positions, int pos_offset, int mode, int hd,
-                        int rotary_dim, float eps, __local float* xs, __local float* red) {
+                        int rotary_dim, float eps, __global const uint* dst_pos, __global const uint* dst_seq,
+                        __global const uint* tables, int table_width, int block_size, int kx, __local float* xs,
+                        __local float* red) {
   const int lid = get_local_id(0), g = get_local_size(0);
   const int t = get_group_id(1), h = get_group_id(2);
   __global const st_t* x = src + src_off + (size_t)t * src_tok_stride + (size_t)h * src_head_stride;
@@ -28,13 +37,27 @@ __kernel void norm_rope(__global const st_t* src, int src_off, int src_tok_strid
   const size_t pos = use_positions ? positions[t] : (size_t)(pos_offset + t);
   __global const st_t* cs = cos_t + pos * half_rot;
   __global const st_t* sn = sin_t + pos * half_rot;
+#if DST == 0
   const size_t o = dst_off + (size_t)t * dst_tok_stride + (size_t)h * dst_head_stride;
+#define DST_AT(c) (o + (c))
+#else
+  const uint dp = dst_pos[t], slot = dp % block_size;
+  const size_t o = dst_off + (size_t)tables[(size_t)dst_seq[t] * table_width + dp / block_size] * dst_tok_stride +
+                   (size_t)h * dst_head_stride;
+#if DST == 1
+#define DST_AT(c) (o + (size_t)slot * hd + (c))
+#elif DST == 2
+#define DST_AT(c) (o + (size_t)((c) / kx) * block_size * kx + (size_t)slot * kx + (c) % kx)
+#else
+#define DST_AT(c) (o + (size_t)(c) * block_size + slot)
+#endif
+#endif
   for (int c = lid; c < hd; c += g) {
     float y = xs[c];
     if (mode != 0 && c < rotary_dim) {
       y = c < half_rot ? xs[c] * LD(cs, c) - xs[c + half_rot] * LD(sn, c)
                        : xs[c] * LD(cs, c - half_rot) + xs[c - half_rot] * LD(sn, c - half_rot);
     }
-    ST(dst, o + c, y);
+    ST(dst, DST_AT(c), y);
   }
 }

@@ -1,0 +1,156 @@
+// The planner side of the attention engine: work-group shape, tiles, the key split, the kernel's
+// variant (affine or paged K/V, the pool dtype, scales, lse) and its arguments.
+#include "attention_engine.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <limits>
+
+namespace ts::ocl {
+namespace {
+
+// The widest vector (16, 8, 4, 2, 1) that divides every row length.
+int vector_width(int64_t dk1, int64_t dk2, int64_t dv, int widest) {
+  int vw = widest;
+  while (vw > 1 && (dk1 % vw || dk2 % vw || dv % vw)) vw /= 2;
+  return vw;
+}
+
+// Keys per piece when each (item, kv head, row block) is split over several work-groups; 0: no split.
+// Split only when the blocks alone leave the device short of work-groups (decode, few rows).
+int64_t split_piece(const DeviceLimits& lim, int64_t groups, int64_t kv_len) {
+  if (const char* env = std::getenv("TOUCHSTONE_OPENCL_ATTN_PIECE")) {  // tests and tuning; 0 never splits
+    char* end = nullptr;
+    const long n = std::strtol(env, &end, 10);
+    check(*env && !*end && n >= 0, "TOUCHSTONE_OPENCL_ATTN_PIECE={}: want a key count (0: no split)", env);
+    return n > 0 && n < kv_len ? n : 0;
+  }
+  // A GPU wants several work-groups resident per compute unit to hide memory latency; PoCL runs one
+  // work-group per core thread at a time, so two per core even out ragged pieces.
+  const int64_t target = int64_t(lim.compute_units) * (lim.cpu ? 2 : 4);
+  if (groups >= target) return 0;
+  // Smallest piece (and its rounding): two 64-key tiles on a GPU; on a CPU 32 keys, still more work
+  // than the block's partial state they write, and small enough that short ci cases take this path.
+  const int64_t quantum = lim.cpu ? 32 : 128;
+  const int64_t want = int64_t(ceil_div(target, groups));
+  const int64_t piece = int64_t(ceil_div(int64_t(ceil_div(kv_len, want)), quantum)) * quantum;
+  return piece < kv_len ? piece : 0;
+}
+
+// Work-items per group, output chunks each owns, vector width, and the row block's upper bound.
+// CPU drivers: one work-item per group, 512 floats of accumulators (32 vectors of 16); GPUs: 128
+// work-items, 8 vectors each.
+struct GroupShape {
+  size_t L;
+  int max_owned, vw;
+  int64_t bq_cap;
+};
+GroupShape group_shape(const Planner& pl, int64_t dk1, int64_t dk2, int64_t dv) {
+  const bool cpu = pl.limits().cpu;
+  GroupShape g{cpu ? 1 : std::min<size_t>(128, pl.reduction_group(1 << 30, 128)), 0, 0, 0};
+  g.vw = vector_width(dk1, dk2, dv, cpu ? 16 : 4);
+  g.max_owned = cpu ? 512 / g.vw : 8;
+  const int64_t chunks = dv / g.vw;
+  check(chunks <= int64_t(g.max_owned * g.L), "OpenCL flash attention: value width {} exceeds {}", dv,
+        g.max_owned * g.L * g.vw);
+  g.bq_cap = std::max<int64_t>(1, std::min<int64_t>(16, int64_t(g.max_owned * g.L) / chunks));
+  return g;
+}
+
+// kernels/kv.h's kv_kind of a -DKV_ANY program.
+int64_t kv_kind(DType t) {
+  switch (t) {
+    case DType::F32: return 0;
+    case DType::F16: return 1;
+    case DType::BF16: return 2;
+    case DType::I8: return 3;
+    case DType::F8_E4M3: return 4;
+    default: fail("OpenCL attention: no pool loads for {}", dtype_name(t));
+  }
+}
+
+}  // namespace
+
+int64_t item_positions(const Planner& pl, int64_t group, int64_t dv) {
+  return std::max<int64_t>(1, group_shape(pl, dv, 0, dv).bq_cap / group);
+}
+
+void flash(Planner& pl, const Attention& a) {
+  const Paging* pg = a.paging;
+  const GroupShape g = group_shape(pl, a.dk1, a.dk2, a.dv);
+  const size_t L = g.L;
+  const int vw = g.vw;
+  const int64_t dk = a.dk1 + a.dk2, group = a.nh / a.nkv;
+  // Items: the longest run of positions sets the row blocks per (item, kv head); the longest kv the pieces.
+  int64_t q_len = a.q_len, kv_len = a.kv_len, n_items = a.batch;
+  if (a.items) {
+    q_len = 0, kv_len = 0, n_items = int64_t(a.items->list.size());
+    for (const Item& it : a.items->list) q_len = std::max(q_len, it.n), kv_len = std::max(kv_len, it.kv);
+  }
+  if (n_items == 0 || q_len == 0) return;  // no query row: nothing to write
+  const int64_t rows = group * q_len;
+  // A block of query rows as large as the work-items' registers allow (at most 16).
+  const int64_t bq = std::min(g.bq_cap, rows);
+  auto local_floats = [&](int64_t bk) { return bq * dk + bk * dk + bk * a.dv + bq * bk + 5 * bq + 4 * bk; };
+  int64_t bk = pl.limits().cpu ? 256 : 64;
+  while (bk > 1 && size_t(local_floats(bk)) * sizeof(float) > pl.limits().local_mem) bk /= 2;
+  check(size_t(local_floats(bk)) * sizeof(float) <= pl.limits().local_mem,
+        "OpenCL flash attention: head dims {} / {} need more local memory than the device has", dk, a.dv);
+  const size_t nblk = ceil_div(rows, bq);
+  const cl_mem dummy = pl.buf(a.q);  // bound where the variant reads nothing
+  const cl_mem kv_lens = a.kv_lens.empty() ? dummy : pl.buf(a.kv_lens);
+  // Split: pieces in dimension 0, their states in two scratch buffers, then one combine dispatch.
+  const int64_t piece = a.piece >= 0 ? (a.piece < kv_len ? a.piece : 0)
+                                     : split_piece(pl.limits(), n_items * a.nkv * int64_t(nblk), kv_len);
+  const int64_t np = piece ? int64_t(ceil_div(kv_len, piece)) : 1;
+  const int64_t out_rows = a.items ? a.items->out_rows : a.batch * a.nh * a.q_len;
+  std::string defines = fmt::format("-DMAXO={} -DVW={}", g.max_owned, vw);
+  if (pg) {
+    // vLLM's key chunks load as groups of min(VW, x) (x a power of two, as VW).
+    defines += pg->vllm ? fmt::format(" -DPAGED=2 -DKXW={}", std::min<int64_t>(vw, pg->x)) : " -DPAGED=1";
+    if (pg->any_dtype) defines += " -DKV_ANY -DSCALED";
+    // The kernel's pool offsets are 32-bit.
+    check(pg->num_blocks * std::max(pg->k_block, pg->v_block) <= std::numeric_limits<int32_t>::max(),
+          "OpenCL paged attention: a pool of {} blocks of {} elements exceeds 32-bit offsets", pg->num_blocks,
+          std::max(pg->k_block, pg->v_block));
+  }
+  if (!a.lse.empty()) defines += " -DLSE";
+  cl_mem part_acc = pl.buf(a.out), part_ml = part_acc;  // unused without a split
+  if (piece) {
+    part_acc = pl.scratch(size_t(out_rows * np * a.dv) * sizeof(float));
+    part_ml = pl.scratch(size_t(out_rows * np * 2) * sizeof(float));
+  }
+  std::vector<int32_t> table;
+  if (a.items)
+    for (const Item& it : a.items->list)
+      for (int64_t v : {it.seq, it.row0, it.n, it.first, it.kv}) {
+        check(v >= std::numeric_limits<int32_t>::min() && v <= std::numeric_limits<int32_t>::max(),
+              "OpenCL attention: item value {} does not fit in 32 bits", v);
+        table.push_back(int32_t(v));
+      }
+  const cl_mem items = a.items ? pl.ints(table) : dummy;
+  const int64_t head_rows = a.items ? a.items->head_rows : a.q_len, pos_rows = a.items ? a.items->pos_rows : 1;
+  const cl_mem tables = pg ? pl.buf(pg->tables) : dummy;
+  const cl_mem k_scales = pg && !pg->k_scales.empty() ? pl.buf(pg->k_scales) : dummy;
+  const cl_mem v_scales = pg && !pg->v_scales.empty() ? pl.buf(pg->v_scales) : dummy;
+  const cl_mem lse = a.lse.empty() ? dummy : pl.buf(a.lse);
+  const int64_t lse_rows = out_rows / a.nh, bs = pg ? pg->block_size : 1;
+  pl.dispatch(pl.kernel("attention.cl", "flash_attn", defines),
+              {L * size_t(np), size_t(a.nkv) * nblk, size_t(n_items)}, {L, 1, 1}, pl.buf(a.q), pl.buf(a.k1),
+              pl.buf(a.k2), pl.buf(a.v), pl.buf(a.out), kv_lens, a.kv_len_item, a.q_off, a.out_off, a.nh, a.nkv,
+              q_len, kv_len, a.pos_offset, int64_t{a.causal}, a.window, a.scale, a.dk1, a.dk2, a.dv, a.s1.batch,
+              a.s1.head, a.s1.row, a.s2.batch, a.s2.head, a.s2.row, a.sv.batch, a.sv.head, a.sv.row, bq, bk, piece,
+              part_acc, part_ml, items, int64_t{a.items != nullptr}, head_rows, pos_rows, tables,
+              pg ? pg->table_width : 0, bs, pg ? pg->k_block : 0, pg ? pg->v_block : 0, pg ? pg->x : 0, k_scales,
+              v_scales, pg ? a.nkv * bs : 0, bs, pg && pg->any_dtype ? kv_kind(pg->kv_dtype) : 0,
+              int64_t{pg && !pg->k_scales.empty()}, lse, lse_rows, LocalBytes{size_t(bq * dk) * 4},
+              LocalBytes{size_t(bk * dk) * 4}, LocalBytes{size_t(bk * a.dv) * 4}, LocalBytes{size_t(bq * bk) * 4},
+              LocalBytes{size_t(3 * bq) * 4}, LocalBytes{size_t(2 * bq) * 4}, LocalBytes{size_t(2 * bk) * 4},
+              LocalBytes{size_t(2 * bk) * 4});
+  if (piece)
+    pl.dispatch(pl.kernel("attention.cl", "flash_combine", defines), {size_t(out_rows * (a.dv / vw))},
+                {pl.reduction_group(out_rows * (a.dv / vw), 64)}, part_acc, part_ml, pl.buf(a.out), a.out_off, out_rows,
+                np, a.dv, lse, a.nh, lse_rows);
+}
+
+}  // namespace ts::ocl

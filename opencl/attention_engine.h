@@ -1,0 +1,69 @@
+#pragma once
+// The OpenCL attention engine (kernels/attention.cl): one flash kernel with an online softmax, GQA
+// heads sharing each K/V tile, and a key split merged in key order. Every attention op of the backend
+// (flash, MLA, batched per cache, the paged and kv families) describes its rows and its K/V view here
+// and calls flash().
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "plan.h"
+
+namespace ts::ocl {
+
+// Strides (elements) of a key or value tensor viewed as [batch, heads, rows, cols].
+struct Strides {
+  int64_t batch, head, row;
+};
+
+// A paged pool view: position j of sequence s is slot j % block_size of block tables[s][j /
+// block_size]; a kv head's rows start the Attention strides' `head` elements into a block, blocks are
+// k_block / v_block elements apart. vLLM's layout (vllm): keys in groups of x channels,
+// values channel-major. Quantized pools (kv_dtype I8 / F8_E4M3) carry F32 scales [blocks, kv heads,
+// block_size].
+struct Paging {
+  std::string tables;
+  int64_t table_width = 0, block_size = 1, k_block = 0, v_block = 0, num_blocks = 0;
+  bool vllm = false;
+  int64_t x = 0;
+  // The kv family's pools: any dtype (F16, BF16, I8, F8_E4M3), picked at run time (-DKV_ANY), with
+  // or without scales; otherwise the pools are in the activation dtype.
+  bool any_dtype = false;
+  DType kv_dtype = DType::F32;
+  std::string k_scales, v_scales;  // empty: unscaled
+};
+
+// The query rows as items (one dispatch for a ragged batch): each a run of `n` positions of sequence
+// `seq`, its q / out rows row0 + head * head_rows + i * pos_rows, position i at first + i, seeing keys
+// below min(first + i + 1, kv) (causal).
+struct Item {
+  int64_t seq, row0, n, first, kv;
+};
+struct Items {
+  std::vector<Item> list;
+  int64_t head_rows = 1, pos_rows = 1, out_rows = 0;  // out_rows: q / out rows in all
+};
+
+struct Attention {
+  std::string q, k1, k2, v, out, kv_lens;  // kv_lens empty: the kv_len below
+  int64_t kv_len_item = -1, q_off = 0, out_off = 0;
+  int64_t batch, nh, nkv, q_len, kv_len, pos_offset;
+  bool causal;
+  int64_t window;
+  float scale;
+  int64_t dk1, dk2, dv;
+  Strides s1, s2, sv;
+  // Paged and varlen attention only.
+  const Items* items = nullptr;   // null: `batch` entries of q_len positions, head-major
+  const Paging* paging = nullptr;  // null: affine rows
+  std::string lse;                 // F32 [nh, out_rows / nh] of token-major rows (FlashAttention-2)
+  int64_t piece = -1;              // keys per piece: -1 the device rule, else this (0: never split)
+};
+
+void flash(Planner& pl, const Attention& a);
+
+// Positions per item for GQA groups of `group` heads: a work-group's row block (at most 16 rows)
+// holds whole items.
+int64_t item_positions(const Planner& pl, int64_t group, int64_t dv);
+
+}  // namespace ts::ocl

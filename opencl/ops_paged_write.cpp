@@ -1,0 +1,105 @@
+// The paged and kv families' writes into a pool on OpenCL: the split + norm + RoPE ops (the rope
+// family's own kernel, kernels/rope.cl, with its destination found through the block table) and
+// kv_append_paged (kernels/kv_append.cl). Each writes only the slots of its own positions.
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "core/ops/kv/kv_quant.h"
+#include "core/ops/paged/pool.h"
+#include "core/ops/paged_params.h"
+#include "norm_rope.h"
+
+namespace ts::ocl {
+namespace {
+
+// The build option that makes kernels/kv.h's kv_t and KST a pool of `t`.
+const char* kv_dtype_define(DType t) {
+  switch (t) {
+    case DType::F16: return "-DKV_F16";
+    case DType::BF16: return "-DKV_BF16";
+    case DType::I8: return "-DKV_I8";
+    case DType::F8_E4M3: return "-DKV_F8";
+    default: fail("OpenCL kv_append_paged: no pool element type {}", dtype_name(t));
+  }
+}
+
+// A pool position or sequence index as the kernels' 32-bit value.
+int32_t i32(int64_t v, const char* what) {
+  check(v >= 0 && v <= std::numeric_limits<int32_t>::max(), "OpenCL paged write: {} {} does not fit in 32 bits", what,
+        v);
+  return int32_t(v);
+}
+
+// The k and v destinations of a split: token t at pool position pos[t] of sequence seq[t].
+struct PoolDsts {
+  PagedDst k, v;
+  View kv(const char* name, const PagedDst& d, int64_t kv_heads, int64_t block_size, int64_t head_dim) const {
+    return {name, 0, kv_heads * block_size * head_dim, block_size * head_dim, &d};
+  }
+};
+PoolDsts pool_dsts(Planner& pl, bool vllm, const std::vector<int32_t>& pos, const std::vector<int32_t>& seq,
+                   const char* tables, int64_t width, int64_t block_size, int64_t x) {
+  const PagedDst k{vllm ? 2 : 1, pl.ints(pos), pl.ints(seq), tables, width, block_size, vllm ? x : 0};
+  PagedDst v = k;
+  v.mode = vllm ? 3 : 1;
+  return {k, v};
+}
+
+// One sequence: qkv and q_out from their byte offsets, q head-major, token t at RoPE position
+// pos_offset + t and pool position cache_len + t.
+void split_single(Planner& pl, bool vllm) {
+  const auto& p = pl.params<PagedSplitParams>();
+  const int64_t es = int64_t(dtype_size(pl.dtype())), hd = p.head_dim;
+  std::vector<int32_t> pos(size_t(p.tokens)), seq(size_t(p.tokens), 0);
+  for (int64_t t = 0; t < p.tokens; ++t) pos[t] = i32(p.cache_len + t, "pool position");
+  const PoolDsts d = pool_dsts(pl, vllm, pos, seq, "block_table", p.max_num_blocks_per_seq, p.block_size, p.x);
+  split_norm_rope(pl, p, p.qkv_byte_offset / es, {"q_out", p.q_out_byte_offset / es, hd, p.tokens * hd},
+                  d.kv("cache_k", d.k, p.kv_heads, p.block_size, hd),
+                  d.kv("cache_v", d.v, p.kv_heads, p.block_size, hd));
+}
+
+// A ragged batch: row r of sequence s at position pos_offsets[s] + r - cu[s], for RoPE and pool alike;
+// q_out token-major [m_total, q_heads, hd].
+void split_varlen(Planner& pl, bool vllm) {
+  const auto& p = pl.params<PagedSplitVarlenParams>();
+  const auto cu = paged::values(pl.tensor("cu_seqlens_q")), first = paged::values(pl.tensor("pos_offsets"));
+  std::vector<int32_t> pos(size_t(p.m_total)), seq(size_t(p.m_total));
+  for (int64_t s = 0; s < p.num_seqs; ++s)
+    for (int64_t r = cu[s]; r < cu[s + 1]; ++r)
+      pos[r] = i32(first[s] + r - cu[s], "pool position"), seq[r] = i32(s, "sequence");
+  const PoolDsts d = pool_dsts(pl, vllm, pos, seq, "block_tables", p.max_blocks_per_seq, p.block_size, p.x);
+  const SplitQkvNormRopeParams sp{.tokens = p.m_total, .q_heads = p.q_heads, .kv_heads = p.kv_heads,
+                                  .head_dim = p.head_dim, .eps = p.eps, .qk_mode = p.qk_mode,
+                                  .rotary_dim = p.rotary_dim, .max_pos = p.max_pos};
+  const int64_t hd = p.head_dim;
+  split_norm_rope(pl, sp, 0, {"q_out", 0, p.q_heads * hd, hd}, d.kv("cache_k", d.k, p.kv_heads, p.block_size, hd),
+                  d.kv("cache_v", d.v, p.kv_heads, p.block_size, hd), d.k.pos);
+}
+
+// One work-group per (side, token, kv head) row; the quantizer's division correctly rounded.
+void kv_append(Planner& pl) {
+  const auto& p = pl.params<KvAppendPagedParams>();
+  const size_t g = pl.limits().cpu ? 1 : pl.reduction_group(p.head_dim, 128);
+  const bool scaled = kvq::has_scales(p.kv_dtype);
+  const cl_mem none = pl.buf("k_in");  // bound where an F16 / BF16 pool has no scales
+  const std::string options =
+      std::string(kv_dtype_define(pl.tensor("layer_k").dtype())) + " -cl-fp32-correctly-rounded-divide-sqrt";
+  pl.dispatch(pl.kernel("kv_append.cl", "kv_append", options), {g, size_t(p.tokens * p.num_kv_heads), 2}, {g, 1, 1},
+              pl.buf("k_in"), pl.buf("v_in"), pl.buf("layer_k"), pl.buf("layer_v"),
+              scaled ? pl.buf("layer_k_scales") : none, scaled ? pl.buf("layer_v_scales") : none,
+              pl.buf("paged_block_indices"), p.cache_len_before, p.num_kv_heads, p.head_dim, p.block_size,
+              LocalBytes{g * sizeof(float)});
+}
+
+}  // namespace
+
+void add_paged_write_ops(PlanTable& t) {
+  add_plan(t, ops::split_qkv_norm_rope_into_paged_cache, [](Planner& pl) { split_single(pl, false); });
+  add_plan(t, ops::split_qkv_norm_rope_into_paged_cache_vllm, [](Planner& pl) { split_single(pl, true); });
+  add_plan(t, ops::split_qkv_norm_rope_into_paged_cache_varlen, [](Planner& pl) { split_varlen(pl, false); });
+  add_plan(t, ops::split_qkv_norm_rope_into_paged_cache_varlen_vllm, [](Planner& pl) { split_varlen(pl, true); });
+  add_plan(t, ops::kv_append_paged, kv_append);
+}
+
+}  // namespace ts::ocl
