@@ -28,9 +28,9 @@ HWY_BEFORE_NAMESPACE();
 namespace ts::cpu::HWY_NAMESPACE {
 
 constexpr int64_t kTile = 64;          // keys per online-softmax step
-// Query rows that share each load of a key and value row: 4 rows x 4 keys of accumulators fit the
-// 32 vector registers of AVX-512; targets with 16 take 2 rows at a time.
-constexpr int kRowGroup = HWY_TARGET <= HWY_AVX3 ? 4 : 2;
+// Query rows that share each load (and conversion) of a key and value row: the 4 query heads of a
+// Llama-style kv head at once, so a row is converted from the pool's type once, not once per pair.
+constexpr int kRowGroup = HWY_TARGET == HWY_SCALAR ? 2 : 4;
 constexpr int64_t kPrefetchKeys = 16;   // how far ahead of use key and value rows are asked for
 // Fully unrolled loops over the rows of a group, so their vector accumulators live in registers.
 #define TS_UNROLL_ROWS _Pragma("GCC unroll 4")
@@ -66,10 +66,14 @@ HWY_INLINE hn::Vec<hn::Full128<float>> SumOfLanes4(VF v0, VF v1, VF v2, VF v3) {
   const VF lo = hn::BitCast(d, hn::InterleaveLower(d64, a, b)), hi = hn::BitCast(d, hn::InterleaveUpper(d64, a, b));
   return AddBlocks(d, hn::Add(lo, hi));
 }
-constexpr int64_t kKeyStep = 4;  // keys scored together, so their horizontal sums are shared
-#else
-constexpr int64_t kKeyStep = 1;
 #endif
+// Keys scored together for R rows, so that one q load serves several keys and their horizontal sums
+// are shared: R x KeyStep accumulators plus the key loads fit the vector registers (16 below
+// AVX-512, where 4 rows take 2 keys at a time). R x KeyStep is a multiple of 4 (SumOfLanes4).
+template <int R> constexpr int64_t KeyStep() {
+  if constexpr (HWY_TARGET == HWY_SCALAR) return 1;
+  else return R == 4 && HWY_TARGET > HWY_AVX3 ? 2 : 4;
+}
 // Element to float for every K/V element type: the float types through Highway's conversions; I8 and
 // F8_E4M3 codes (their pools are scaled per slot) widened in lanes too, since decode over a quantized
 // pool is meant to beat the F16 pool's speed by reading fewer bytes, not lose it converting them.
@@ -172,7 +176,7 @@ template <class E> struct TileRows {
 };
 
 // s[r][j] = dot(q[r], k row j) * scale (* the row's scale) for R rows and keys j < n. Each key row is
-// loaded and converted once for all R rows (GQA: the R query heads of one kv head); keys go kKeyStep
+// loaded and converted once for all R rows (GQA: the R query heads of one kv head); keys go KeyStep<R>()
 // at a time so that each q load serves several keys. prefetch(j) runs before key j: memory requests
 // spread over the loop instead of one burst.
 template <int R, class E, class Prefetch>
@@ -182,29 +186,30 @@ HWY_INLINE void Scores(const float* const* HWY_RESTRICT q, const E* const* krow,
   const int64_t N = hn::Lanes(d);
   int64_t j = 0;
 #if HWY_TARGET != HWY_SCALAR
-  if (dk % N == 0) {
-    const hn::Full128<float> d4;
-    for (; j + kKeyStep <= n; j += kKeyStep) {
-      for (int64_t i = 0; i < kKeyStep; ++i) prefetch(j + i);
-      const E *HWY_RESTRICT k0 = krow[j], *HWY_RESTRICT k1 = krow[j + 1];
-      const E *HWY_RESTRICT k2 = krow[j + 2], *HWY_RESTRICT k3 = krow[j + 3];
-      VF a[R][4];
-      TS_UNROLL_ROWS for (int r = 0; r < R; ++r) a[r][0] = a[r][1] = a[r][2] = a[r][3] = hn::Zero(d);
+  constexpr int64_t KS = KeyStep<R>();
+  if (dk % N == 0 && KS > 1) {
+    for (; j + KS <= n; j += KS) {
+      TS_UNROLL_ROWS for (int64_t i = 0; i < KS; ++i) prefetch(j + i);
+      const E* HWY_RESTRICT k[KS];
+      TS_UNROLL_ROWS for (int64_t i = 0; i < KS; ++i) k[i] = krow[j + i];
+      VF a[R * KS];
+      TS_UNROLL_ROWS for (int64_t i = 0; i < R * KS; ++i) a[i] = hn::Zero(d);
       for (int64_t c = 0; c < dk; c += N) {
-        const VF x0 = LoadLanes(d, k0 + c), x1 = LoadLanes(d, k1 + c);
-        const VF x2 = LoadLanes(d, k2 + c), x3 = LoadLanes(d, k3 + c);
+        VF x[KS];
+        TS_UNROLL_ROWS for (int64_t i = 0; i < KS; ++i) x[i] = LoadLanes(d, k[i] + c);
         TS_UNROLL_ROWS for (int r = 0; r < R; ++r) {
           const VF qc = hn::LoadU(d, q[r] + c);
-          a[r][0] = hn::MulAdd(qc, x0, a[r][0]);
-          a[r][1] = hn::MulAdd(qc, x1, a[r][1]);
-          a[r][2] = hn::MulAdd(qc, x2, a[r][2]);
-          a[r][3] = hn::MulAdd(qc, x3, a[r][3]);
+          TS_UNROLL_ROWS for (int64_t i = 0; i < KS; ++i) a[r * KS + i] = hn::MulAdd(qc, x[i], a[r * KS + i]);
         }
       }
-      auto sc = hn::Set(d4, scale);
-      if (ks) sc = hn::Mul(sc, hn::LoadU(d4, ks + j));
-      TS_UNROLL_ROWS for (int r = 0; r < R; ++r)
-        hn::StoreU(hn::Mul(SumOfLanes4(a[r][0], a[r][1], a[r][2], a[r][3]), sc), d4, s[r] + j);
+      const hn::Full128<float> d4;
+      HWY_ALIGN float dots[R * KS];  // row r's dot with key j + i at r * KS + i
+      TS_UNROLL_ROWS for (int64_t g = 0; g < R * KS; g += 4)
+        hn::Store(SumOfLanes4(a[g], a[g + 1], a[g + 2], a[g + 3]), d4, dots + g);
+      TS_UNROLL_ROWS for (int64_t i = 0; i < KS; ++i) {
+        const float sj = ks ? scale * ks[j + i] : scale;
+        TS_UNROLL_ROWS for (int r = 0; r < R; ++r) s[r][j + i] = dots[r * KS + i] * sj;
+      }
     }
   }
 #endif
