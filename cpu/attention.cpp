@@ -82,18 +82,19 @@ inline float ElemToF32(F8E4M3 v) { return f8e4m3_to_f32(static_cast<uint8_t>(v))
 template <class T> inline float ElemToF32(T v) { return to_f(v); }
 
 #if HWY_TARGET != HWY_SCALAR
-// e4m3fn codes to F32 in lanes: a normal code's exponent and mantissa move into F32's fields (the
-// exponent bias goes from 7 to 127, + 120 << 23); a subnormal one (exponent 0) is mantissa x 2^-9;
-// S.1111.111 is NaN (e4m3fn has no infinity).
+// e4m3fn codes to F32 in lanes, through F16 (whose conversion to F32 the hardware does): e4m3's
+// exponent and mantissa fields sit at F16's, shifted left 7, and the value is then 2^8 too small (bias
+// 15 instead of 7); subnormal codes land on F16 subnormals of the same ratio. S.1111.111 is NaN
+// (e4m3fn has no infinity): set after the conversion, whose emulation (no F16C) maps no NaN.
 HWY_INLINE VF F8ToF32(DF d, const F8E4M3* p) {
-  const hn::RebindToUnsigned<DF> du;
-  const auto u = hn::PromoteTo(du, hn::LoadU(hn::Rebind<uint8_t, DF>(), reinterpret_cast<const uint8_t*>(p)));
-  const auto em = hn::And(u, hn::Set(du, 0x7Fu));
-  const VF normal = hn::BitCast(d, hn::Add(hn::ShiftLeft<20>(em), hn::Set(du, 120u << 23)));
-  const VF sub = hn::Mul(hn::ConvertTo(d, hn::BitCast(hn::RebindToSigned<DF>(), em)), hn::Set(d, 0x1p-9f));
-  VF mag = hn::IfThenElse(hn::RebindMask(d, hn::Lt(em, hn::Set(du, 8u))), sub, normal);
-  mag = hn::IfThenElse(hn::RebindMask(d, hn::Eq(em, hn::Set(du, 0x7Fu))), hn::NaN(d), mag);
-  return hn::Or(mag, hn::BitCast(d, hn::ShiftLeft<24>(hn::And(u, hn::Set(du, 0x80u)))));
+  const hn::Rebind<int16_t, DF> di;
+  // A sign-extended code shifted left 7 has its sign in bit 15 (and a copy in bit 14, cleared).
+  const auto code = hn::PromoteTo(di, hn::LoadU(hn::Rebind<int8_t, DF>(), reinterpret_cast<const int8_t*>(p)));
+  const auto h = hn::And(hn::ShiftLeft<7>(code), hn::Set(di, static_cast<int16_t>(0xBF80)));
+  const auto em = hn::Set(di, static_cast<int16_t>(0x3F80));
+  const auto nan = hn::PromoteTo(hn::RebindToSigned<DF>(), hn::VecFromMask(di, hn::Eq(hn::And(h, em), em)));
+  const VF f = hn::Mul(hn::PromoteTo(d, hn::BitCast(hn::Rebind<hwy::float16_t, DF>(), h)), hn::Set(d, 256.0f));
+  return hn::Or(f, hn::BitCast(d, nan));  // all ones: a NaN
 }
 HWY_INLINE VF I8ToF32(DF d, const int8_t* p) {
   return hn::ConvertTo(d, hn::PromoteTo(hn::RebindToSigned<DF>(), hn::LoadU(hn::Rebind<int8_t, DF>(), p)));
