@@ -490,6 +490,8 @@ constexpr int64_t kSplitMaxRows = 16;   // blocks up to this many rows are split
 // count, not the core count, so the cut (and so the rounding) is the same on every machine.
 constexpr int64_t kMinTasks = 16;
 constexpr int64_t kSplitLongKeys = 1024;
+// Merges of fewer partial-state floats than this run on the calling thread (see AttentionRun::run).
+constexpr size_t kSerialMergeFloats = size_t{1} << 16;
 
 void flash_attention(const FlashAttentionParams& p, TensorMap& t) {
   const Tensor& k = tensor(t, "k");
@@ -619,7 +621,7 @@ void AttentionRun::run() {
   });
 
   // Merge each row's partial states in key order, then normalise and round once.
-  parallel_tasks(static_cast<int64_t>(blocks_.size()), [&](int64_t bi) {
+  auto merge = [&](int64_t bi) {
     const Pending& b = blocks_[bi];
     const int64_t rows = static_cast<int64_t>(b.q.size()), dv = b.kv.dv;
     std::vector<float> o(static_cast<size_t>(dv));
@@ -644,7 +646,17 @@ void AttentionRun::run() {
       from_f32(out_dt_, o.data(), b.out[r], dv);
     if (b.lse[r]) *b.lse[r] = L > 0 ? M + std::log(L) : -std::numeric_limits<float>::infinity();
     }
-  });
+  };
+  // A decode merge (a few rows per block) is microseconds of work: on the caller alone it costs less
+  // than waking the pool a second time, and waits on no worker the OS has taken off its core.
+  size_t merge_floats = 0;
+  for (size_t bi = 0; bi < blocks_.size(); ++bi)
+    merge_floats += (first_task[bi + 1] - first_task[bi]) * blocks_[bi].q.size() * static_cast<size_t>(blocks_[bi].kv.dv);
+  if (merge_floats < kSerialMergeFloats) {
+    for (int64_t bi = 0; bi < nblocks; ++bi) merge(bi);
+  } else {
+    parallel_tasks(nblocks, merge);
+  }
 }
 
 void add_attention(KernelTable& k) {
