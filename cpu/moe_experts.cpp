@@ -9,6 +9,7 @@
 #include "cpu/moe_combine.h"
 #include "cpu/moe_rows.h"
 #include "cpu/quant_gemm.h"
+#include "cpu/quant_rows.h"
 #include "cpu/thread_pool.h"
 
 namespace ts::cpu::moe {
@@ -32,7 +33,7 @@ bool k_blocks(QuantKind kind) { return quant::block_format(kind).block_elems == 
 
 // Whether gemv quantizes the activations (gemv_tolerance agrees through it): GGUF experts with enough
 // outputs for the int8 GEMV's NMSE bound, as gemm_quant decides for one activation row.
-bool int8_for(const Stack& w, int64_t pairs) { return w.quant() && int8_gemv(1, pairs * w.n_rows); }
+bool int8_for(const Stack& w, int64_t pairs) { return w.quant() && int8_gguf(1, pairs * w.n_rows); }
 
 // The sites sorted by expert (stable: pair order within an expert), and where each expert's run starts.
 struct Groups {
@@ -130,40 +131,17 @@ void gemv(const Stack& w, const Stack* up, const Tensor& a, const std::vector<Si
   store_output(scratch, out);
 }
 
-void gemm(const Stack& w, const Tensor& a, const std::vector<Site>& sites, Tensor& out) {
-  if (!w.quant()) return gemv(w, nullptr, a, sites, out);
-  const Groups g = group(sites);
-  std::vector<float> scratch;
-  float* o = output_f32(scratch, out, out.numel());
-  const size_t es = dtype_size(a.dtype());
-  const size_t row_in = static_cast<size_t>(w.n_cols) * es, row_out = static_cast<size_t>(w.n_rows) * sizeof(float);
-  std::vector<std::byte> rows;
-  std::vector<float> result;
-  for (size_t gi = 0; gi + 1 < g.start.size(); ++gi) {
-    const int64_t i0 = g.start[gi], n = g.start[gi + 1] - i0;
-    rows.resize(static_cast<size_t>(n) * row_in);
-    for (int64_t j = 0; j < n; ++j)
-      std::memcpy(rows.data() + j * row_in, a.data() + g.sites[static_cast<size_t>(i0 + j)].a_at * static_cast<int64_t>(es), row_in);
-    const QuantActivations act(a.dtype(), rows.data(), n, w.n_cols);  // exact: F32 rows (and sums for n <= 4)
-    result.resize(static_cast<size_t>(n * w.n_rows));
-    gguf_gemm(w.kind, act, reinterpret_cast<const uint8_t*>(w.expert(g.sites[static_cast<size_t>(i0)].expert)), w.n_rows,
-              result.data(), w.n_rows);
-    for (int64_t j = 0; j < n; ++j)
-      std::memcpy(o + g.sites[static_cast<size_t>(i0 + j)].out_row * w.n_rows, result.data() + j * w.n_rows, row_out);
-  }
-  store_output(scratch, out);
-}
-
 std::optional<Tolerance> gemv_tolerance(const MoeExperts& w, int64_t pairs, bool silu, DType out) {
   if (!quant::format(w.kind)) return std::nullopt;
-  std::optional<Tolerance> t = int8_gemv_tolerance(1, pairs * w.n_rows, k_blocks(w.kind), out);
+  if (!int8_gguf(1, pairs * w.n_rows)) return std::nullopt;
+  Tolerance t = int8_tolerance(k_blocks(w.kind), out);
   // silu(g) * u of two int8 GEMVs, whose errors (relative mean square eps each, independent: other
   // weights) reach the product as silu'(g) u e_g + silu(g) e_u: an NMSE of
   // eps * (1 + E[silu'(g)^2] var(g) / E[silu(g)^2]); the ratio is at most 1.07 for Gaussian g of any
   // variance (1 at both ends, 1.068 at sigma 1.5, by quadrature), so 2.1 eps.
-  if (t && silu) {
-    t->max_nmse *= 2.1;
-    t->why += "; silu(gate) * up: x (1 + E[silu'(g)^2] var(g) / E[silu(g)^2] <= 1.07) = 2.1";
+  if (silu) {
+    t.max_nmse *= 2.1;
+    t.why += "; silu(gate) * up: x (1 + E[silu'(g)^2] var(g) / E[silu(g)^2] <= 1.07) = 2.1";
   }
   return t;
 }

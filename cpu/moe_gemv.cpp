@@ -52,7 +52,7 @@ void gate_up_silu(const MoeExperts& w, TensorMap& t, const std::vector<Site>& si
 }
 
 void gemm(const GemmQuantMoeIdParams& p, TensorMap& t) {
-  moe::gemm(moe::Stack(p.w, tensor(t, "weights")), tensor(t, "a"), listed(p, t), tensor(t, "out"));
+  moe::gemv(moe::Stack(p.w, tensor(t, "weights")), nullptr, tensor(t, "a"), listed(p, t), tensor(t, "out"));
 }
 
 // The engine's int8 tolerance, for an op whose parameters P give the expert shape and pair count.
@@ -65,6 +65,8 @@ template <class P> ToleranceFn int8_tolerance(int64_t (*pairs)(const P&), bool s
 
 template <class P> int64_t selected(const P& p) { return p.n_selected; }
 int64_t batched_pairs(const GemvQuantMoeIdBatchedParams& p) { return p.m * p.top_k; }
+// At most every pair of the batch is listed; the engine decides on int8 by the pairs it is given.
+int64_t listed_pairs(const GemmQuantMoeIdParams& p) { return p.batch * p.top_k; }
 
 }  // namespace
 
@@ -99,8 +101,8 @@ void add_moe_experts(KernelTable& k) {
         gate_up_silu(p.w, t, batched(tensor(t, "ids").as<int32_t>(), p));
       },
       {}, int8_tolerance<GemvQuantMoeIdBatchedParams>(batched_pairs, true));
-  k.add(ops::gemm_quant_moe_id, gemm);
-  k.add(ops::gemm_quant_moe_id_indirect, gemm);
+  k.add(ops::gemm_quant_moe_id, gemm, {}, int8_tolerance<GemmQuantMoeIdParams>(listed_pairs, false));
+  k.add(ops::gemm_quant_moe_id_indirect, gemm, {}, int8_tolerance<GemmQuantMoeIdParams>(listed_pairs, false));
 }
 
 }  // namespace ts::cpu

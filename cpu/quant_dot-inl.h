@@ -1,6 +1,6 @@
 // Per-target decode of the GGUF block kinds (Highway's re-includable -inl.h pattern): the one place
 // the cpu backend reads a block, used by dequantize, the decode GEMV, the prefill panels and the
-// MoE expert GEMVs (cpu/moe_rows_quant.cpp). Two readings of each kind: the exact F32 decode below
+// MoE expert GEMVs (cpu/quant_rows.cpp). Two readings of each kind: the exact F32 decode below
 // (dequantize, prefill panels, and the GEMV of a few outputs), and further down the integer dot on
 // int8 activations (the decode GEMV, which is bound by memory only when the weights stay integers).
 //

@@ -1,9 +1,12 @@
-// The GGUF block kinds: dequantize, gemm_quant and gemm_quant_fused. Decode (m <= 4) is a GEMV that
-// reads the weights in registers, weight rows split across threads: on activations quantized to int8
-// (integer dot products, judged by the NMSE bound derived below), or exactly in F32 when there are
-// too few outputs for that bound. Prefill decodes a panel of weight rows to F32 at a time (the
-// threads splitting the panel) and hands it to OpenBLAS's sgemm, so the whole matrix is never decoded
-// at once. The per-kind decode lives in cpu/quant_dot-inl.h.
+// The GGUF block kinds: dequantize, gemm_quant and gemm_quant_fused. Decode and prefill both read the
+// weights in registers, blocks of weight rows claimed by the threads in turn, as integer dot products
+// on activations quantized to int8 (cpu/quant_rows.h; judged by the NMSE bound derived below): the
+// weights are read once from memory, and a prefill's 4 activation rows at a time pass a block of
+// them held in L2. (The F32 route, decoding panels of weight rows for OpenBLAS's sgemm, ran the
+// Q4_K m512 prefill at 0.7x of sgemm; the integer dots, 4x denser in values per instruction, beat
+// sgemm itself.) Too few outputs for the bound, or a non-finite activation, take the exact F32 route:
+// a GEMV for m <= 4, the decoded panels and sgemm above. The per-kind decode lives in
+// cpu/quant_dot-inl.h.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "cpu/quant_gemm.cpp"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
@@ -84,33 +87,6 @@ void Gemv(QuantKind kind, const float* a, const float* sums, int64_t m, int64_t 
   });
 }
 
-template <class K, int M>
-HWY_FLATTEN void GemvQ8RowsOf(const typename K::Act* a, int64_t k, const uint8_t* w, int64_t r0, int64_t r1, float* out,
-                              int64_t ldo) {
-  const int64_t blocks = k / K::kElems;
-  for (int64_t r = r0; r < r1; ++r) DotRowQ8<K, M>(w + r * blocks * K::kBytes, blocks, a, out + r, ldo);
-}
-
-// As Gemv, on the m activation rows quantized to int8 (the integer dot of cpu/quant_dot-inl.h): in
-// blocks of 32 (a) for the legacy kinds, of 256 (ak) for the K kinds.
-void GemvQ8(QuantKind kind, const ActQ8* a, const ActQ8K* ak, int64_t m, int64_t k, const uint8_t* w, int64_t r0,
-            int64_t r1, float* out, int64_t ldo) {
-  VisitKind(kind, [&](auto block) {
-    using K = decltype(block);
-    const typename K::Act* act = nullptr;
-    if constexpr (std::is_same_v<typename K::Act, ActQ8>)
-      act = a;
-    else
-      act = ak;
-    switch (m) {
-      case 1: return GemvQ8RowsOf<K, 1>(act, k, w, r0, r1, out, ldo);
-      case 2: return GemvQ8RowsOf<K, 2>(act, k, w, r0, r1, out, ldo);
-      case 3: return GemvQ8RowsOf<K, 3>(act, k, w, r0, r1, out, ldo);
-      default: return GemvQ8RowsOf<K, 4>(act, k, w, r0, r1, out, ldo);
-    }
-  });
-}
-
 }  // namespace ts::cpu::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
@@ -128,13 +104,13 @@ HWY_AFTER_NAMESPACE();
 #include "cpu/convert.h"
 #include "cpu/kernels.h"
 #include "cpu/quant_gemm.h"
+#include "cpu/quant_rows.h"
 #include "cpu/thread_pool.h"
 
 namespace ts::cpu {
 HWY_EXPORT(DecodeRows);
 HWY_EXPORT(SumsPer16Rows);
 HWY_EXPORT(Gemv);
-HWY_EXPORT(GemvQ8);
 HWY_EXPORT(QuantizeBlocks);
 
 namespace {
@@ -157,15 +133,17 @@ void dequantize(const QuantRowsParams& p, TensorMap& t) {
 }  // namespace
 
 bool int8_gemv(int64_t m, int64_t outputs) { return m <= kMaxGemvRows && m * outputs >= kMinInt8Outputs; }
+bool int8_gguf(int64_t m, int64_t outputs) { return m * outputs >= kMinInt8Outputs; }
 
 QuantActivations::QuantActivations(DType dt, const void* a, int64_t m, int64_t k, bool int8, bool int8_k) : m(m), k(k) {
   a32.resize(static_cast<size_t>(m * k));
   to_f32(dt, a, a32.data(), m * k);
-  if (m > kMaxGemvRows) return;
+  if (m > kMaxGemvRows && !int8 && !int8_k) return;  // sgemm on decoded panels: F32 rows are all it reads
   const bool finite = (int8 || int8_k) && std::all_of(a32.begin(), a32.end(), [](float x) { return std::isfinite(x); });
   if (finite && int8 && k % 32 == 0) quantize_int8();
   if (finite && int8_k && k % 256 == 0) quantize_int8_k();
-  if ((int8 && rows8.empty()) || (int8_k && rows8k.empty()) || (!int8 && !int8_k)) {
+  // The exact GEMV's sums, where int8 was not asked for or not possible (prefill falls back to sgemm).
+  if (m <= kMaxGemvRows && ((int8 && rows8.empty()) || (int8_k && rows8k.empty()) || (!int8 && !int8_k))) {
     sums.resize(static_cast<size_t>(m * (k / 16)));
     HWY_DYNAMIC_DISPATCH(SumsPer16Rows)(a32.data(), m, k, sums.data());
   }
@@ -207,17 +185,19 @@ void QuantActivations::quantize_int8_k() {
   }
 }
 
-void gguf_gemm(QuantKind kind, const QuantActivations& a, const uint8_t* w, int64_t n_rows, float* out, int64_t ldo) {
+void gguf_gemm(QuantKind kind, const QuantActivations& a, const uint8_t* w, int64_t n_rows, float* out, int64_t ldo,
+               bool int8) {
   const int64_t m = a.m, k = a.k;
   check(m < (1LL << 31) && n_rows < (1LL << 31) && k < (1LL << 31) && ldo < (1LL << 31),
         "gemm_quant: dimensions exceed the BLAS int range");
   const bool k_blocks = quant::block_format(kind).block_elems == 256;
-  if (k_blocks ? !a.rows8k.empty() : !a.rows8.empty()) {
+  if (int8 && (k_blocks ? !a.rows8k.empty() : !a.rows8.empty())) {
     // Many small tasks taken in turn rather than one half per thread: a thread the machine delays
     // (other work on its core) then costs a task, not half the call.
     const int64_t tasks = std::clamp<int64_t>(n_rows * k / (1 << 18), 1, 64);
     parallel_tasks(tasks, [&](int64_t t) {
-      HWY_DYNAMIC_DISPATCH(GemvQ8)(kind, a.rows8.data(), a.rows8k.data(), m, k, w, n_rows * t / tasks, n_rows * (t + 1) / tasks, out, ldo);
+      const int64_t r0 = n_rows * t / tasks;
+      rows_int8(kind, w, k, r0, n_rows * (t + 1) / tasks, a.rows8.data(), a.rows8k.data(), m, out + r0, ldo);
     });
     return;
   }
@@ -262,11 +242,11 @@ bool k_blocks(QuantKind kind) { return quant::block_format(kind).block_elems == 
 void gemm_quant(const GemmQuantParams& p, TensorMap& t) {
   const Tensor& a = tensor(t, "a");
   Tensor& out = tensor(t, "out");
-  const bool int8 = int8_gemv(p.m, p.n_rows);
+  const bool int8 = int8_gguf(p.m, p.n_rows);
   const QuantActivations act(a.dtype(), a.data(), p.m, p.n_cols, int8 && !k_blocks(p.kind), int8 && k_blocks(p.kind));
   std::vector<float> scratch;
   float* o = output_f32(scratch, out, p.m * p.n_rows);
-  gguf_gemm(p.kind, act, tensor(t, "weight").as<uint8_t>(), p.n_rows, o, p.n_rows);
+  gguf_gemm(p.kind, act, tensor(t, "weight").as<uint8_t>(), p.n_rows, o, p.n_rows, int8);
   store_output(scratch, out);
 }
 
@@ -274,15 +254,18 @@ void gemm_quant_fused(const GemmQuantFusedParams& p, TensorMap& t) {
   const Tensor& a = tensor(t, "a");
   Tensor& out = tensor(t, "out");
   const int64_t total = p.total_rows();
-  const bool int8 = int8_gemv(p.m, total);
+  // Each part as gemm_quant would run it alone (int8 or exact by its own output count), so the fused
+  // op is its parts side by side, bit for bit.
   bool of32 = false, of256 = false;
-  for (int i = 0; i < p.parts(); ++i) (k_blocks(p.kind[i]) ? of256 : of32) = int8;
+  for (int i = 0; i < p.parts(); ++i)
+    if (int8_gguf(p.m, p.n_rows[i])) (k_blocks(p.kind[i]) ? of256 : of32) = true;
   const QuantActivations act(a.dtype(), a.data(), p.m, p.n_cols, of32, of256);
   std::vector<float> scratch;
   float* o = output_f32(scratch, out, p.m * total);
   int64_t col0 = 0;
   for (int i = 0; i < p.parts(); ++i) {
-    gguf_gemm(p.kind[i], act, tensor(t, "weight." + std::to_string(i)).as<uint8_t>(), p.n_rows[i], o + col0, total);
+    gguf_gemm(p.kind[i], act, tensor(t, "weight." + std::to_string(i)).as<uint8_t>(), p.n_rows[i], o + col0, total,
+              int8_gguf(p.m, p.n_rows[i]));
     col0 += p.n_rows[i];
   }
   store_output(scratch, out);
@@ -298,14 +281,13 @@ void gemm_quant_fused(const GemmQuantFusedParams& p, TensorMap& t) {
 // activations: the NMSE is about (amax / sigma)^2 / (12 * 127^2). The generators' activations are
 // N(0, 1). A block of 32 has its amax below 5 sigma (a chance of 32 * 5.7e-7 = 1.8e-5 per block to
 // exceed it): 25 / 193548 = 1.3e-4. A block of 256 is held to the same confidence at 5.5 sigma
-// (256 * 3.8e-8 = 9.7e-6 per block): 30.25 / 193548 = 1.6e-4. With 64 outputs or more (int8_gemv)
+// (256 * 3.8e-8 = 9.7e-6 per block): 30.25 / 193548 = 1.6e-4. With 64 outputs or more (int8_gguf)
 // the measured ratio of the two mean squares stays within a factor 4 of its expectation (an
 // F(64, 64) ratio exceeds 4 with a chance below 1e-7), so the bound is 4x that, plus the output's
 // own rounding (2 u_out)^2. The weights are decoded exactly, the products summed exactly in int32
 // and scaled in F32, whose error is orders of magnitude below. A fused call with any K part takes
 // the 256 bound (the NMSE over all its outputs is a mix of the two).
-std::optional<Tolerance> int8_gemv_tolerance(int64_t m, int64_t outputs, bool any_k_blocks, DType out) {
-  if (!int8_gemv(m, outputs)) return std::nullopt;
+Tolerance int8_tolerance(bool any_k_blocks, DType out) {
   const double amax = any_k_blocks ? 5.5 : 5.0;
   const double quantum = amax * amax / (12.0 * 127.0 * 127.0);
   const double rounding = 4 * unit_roundoff(out) * unit_roundoff(out);
@@ -327,13 +309,17 @@ void add_quant(KernelTable& k) {
   k.add(ops::dequantize, dequantize);
   k.add(ops::gemm_quant, gemm_quant, {}, [](const Problem& pr, const std::string&) {
     const auto& p = pr.params.as<GemmQuantParams>();
-    return int8_gemv_tolerance(p.m, p.n_rows, k_blocks(p.kind), pr.dtype);
+    return int8_gguf(p.m, p.n_rows) ? std::optional(int8_tolerance(k_blocks(p.kind), pr.dtype)) : std::nullopt;
   });
   k.add(ops::gemm_quant_fused, gemm_quant_fused, {}, [](const Problem& pr, const std::string&) {
     const auto& p = pr.params.as<GemmQuantFusedParams>();
-    bool any_k = false;
-    for (int i = 0; i < p.parts(); ++i) any_k = any_k || k_blocks(p.kind[i]);
-    return int8_gemv_tolerance(p.m, p.total_rows(), any_k, pr.dtype);
+    bool any_int8 = false, any_k = false;
+    for (int i = 0; i < p.parts(); ++i)
+      if (int8_gguf(p.m, p.n_rows[i])) {
+        any_int8 = true;
+        any_k = any_k || k_blocks(p.kind[i]);
+      }
+    return any_int8 ? std::optional(int8_tolerance(any_k, pr.dtype)) : std::nullopt;
   });
 }
 

@@ -12,9 +12,9 @@
 
 namespace ts::cpu {
 
-// a[m, k] in F32, and for a GEMV (small m) the rows quantized to int8 for the fast GEMV (with finite
-// activations: `int8` in blocks of 32 for Q4_0 / Q4_1 / Q8_0, `int8_k` in blocks of 256 for the K
-// kinds), or else the sums of each 16 values of every row (the exact GEMV).
+// a[m, k] in F32, and the rows quantized to int8 when asked (with finite activations: `int8` in blocks
+// of 32 for Q4_0 / Q4_1 / Q8_0, `int8_k` in blocks of 256 for the K kinds), or else, for a GEMV
+// (m <= 4), the sums of each 16 values of every row (the exact GEMV).
 struct QuantActivations {
   QuantActivations(DType dt, const void* a, int64_t m, int64_t k, bool int8 = false, bool int8_k = false);
   int64_t m, k;
@@ -31,16 +31,23 @@ struct QuantActivations {
   void quantize_int8_k();
 };
 
-// Whether the GGUF GEMV of m activation rows and `outputs` values per row quantizes its activations
-// (the kernels and their tolerance, int8_gemv_tolerance in cpu/quant_gemm.cpp, agree through it).
+// Whether gptq's GEMV of m activation rows and `outputs` values per row quantizes its activations
+// (a decode only: m <= 4; its kernels and tolerance in cpu/quant_gptq.cpp agree through it).
 bool int8_gemv(int64_t m, int64_t outputs);
+// Whether a GGUF product of m activation rows and `outputs` values per row quantizes its activations:
+// decode and prefill alike, whenever its m x outputs values are enough for the NMSE bound of
+// int8_tolerance (the kernels and their tolerances agree through it).
+bool int8_gguf(int64_t m, int64_t outputs);
 
-// The int8 GEMV's own tolerance (an NMSE bound, derived in cpu/quant_gemm.cpp) when int8_gemv(m, outputs)
-// holds, else nullopt (the op's); any_k_blocks: activations quantized per 256 rather than per 32.
-std::optional<Tolerance> int8_gemv_tolerance(int64_t m, int64_t outputs, bool any_k_blocks, DType out);
+// The int8 path's own tolerance (an NMSE bound, derived in cpu/quant_gemm.cpp); any_k_blocks:
+// activations quantized per 256 rather than per 32.
+Tolerance int8_tolerance(bool any_k_blocks, DType out);
 
-// out[i * ldo + r] = a[i] . dequant(row r of w), for the n_rows GGUF rows of `kind` in w.
-void gguf_gemm(QuantKind kind, const QuantActivations& a, const uint8_t* w, int64_t n_rows, float* out, int64_t ldo);
+// out[i * ldo + r] = a[i] . dequant(row r of w), for the n_rows GGUF rows of `kind` in w: on a's int8
+// rows when `int8` and they exist (every activation finite), else exactly (the F32 GEMV for m <= 4,
+// sgemm on decoded panels above).
+void gguf_gemm(QuantKind kind, const QuantActivations& a, const uint8_t* w, int64_t n_rows, float* out, int64_t ldo,
+               bool int8);
 
 // Where a kernel writes its F32 results: out itself when it is F32, else `scratch` (elems values),
 // which store_output then rounds into out.

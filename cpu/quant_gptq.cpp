@@ -299,7 +299,7 @@ void gemm_awq(const AwqParams& p, TensorMap& t) {
 }
 
 // The tiles' int8 GEMV against the exact product: the activations move as the GGUF GEMV's do
-// (int8_gemv_tolerance in cpu/quant_gemm.cpp states the same analysis for its blocks): in blocks of
+// (int8_tolerance in cpu/quant_gemm.cpp states the same analysis for its blocks): in blocks of
 // 32 (sorted) rows, d = amax / 127, each by at most d / 2, uniformly, independently. An output
 // sum_k W_k a_k then errs by sum_k W_k e_k, of mean square sum_k W_k^2 amax_k^2 / (12 * 127^2), against
 // the output's own sum_k W_k^2 for the generators' N(0, 1) activations, whose blocks of 32 keep amax

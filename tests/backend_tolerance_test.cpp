@@ -1,4 +1,4 @@
-// A backend's own tolerance (Backend::tolerance): the cpu's decode GEMV quantizes its activations to
+// A backend's own tolerance (Backend::tolerance): the cpu's GGUF GEMV and GEMM quantize their activations to
 // int8 and is judged by the NMSE bound it derives from that quantum; check_case applies it to those
 // cases only, the bound still catches real mistakes, and every other backend and case keeps the op's.
 #include <gtest/gtest.h>
@@ -28,11 +28,11 @@ TEST(BackendTolerance, CheckCaseAppliesTheCpuGemvsOwnBound) {
   EXPECT_GT(v.outputs[0].report.nmse, 0.0);                     // the quantized path ran
 }
 
-// Every kind and every GEMV row count (the generated cases have m = 1 only), within the bound; the
-// activation dtypes too, as the kernels widen them first.
+// Every kind and row count (the GEMV's 1-4, prefill's groups of 4 with and without a tail), within the
+// bound; the activation dtypes too, as the kernels widen them first.
 TEST(BackendTolerance, EveryKindAndRowCountPasses) {
   for (QuantKind kind : {QuantKind::Q4_0, QuantKind::Q4_1, QuantKind::Q8_0, QuantKind::Q4_K, QuantKind::Q5_K, QuantKind::Q6_K})
-    for (int64_t m = 1; m <= 4; ++m)
+    for (int64_t m : {1, 2, 3, 4, 8, 11})
       for (DType dt : {DType::F32, DType::BF16}) {
         const Case c = generate_case(op_or_throw("gemm_quant"), Params::of(GemmQuantParams{kind, m, 96, 1280}), dt, 11);
         const Verdict v = check_case(backend("cpu"), c, true);
@@ -68,17 +68,23 @@ TEST(BackendTolerance, AFivePercentErrorStillFails) {
 TEST(BackendTolerance, OtherBackendsAndCasesKeepTheOpsTolerance) {
   const Case c = gemv_case(QuantKind::Q4_K, 1, 128);
   const std::string op_tol = c.op->tolerance(c.params, c.dtype, "out").str();
-  for (const std::string& name : backend_names())
-    if (name != "cpu") EXPECT_FALSE(backend(name).tolerance(c, "out").has_value()) << name;
+  for (const std::string& name : backend_names()) {
+    if (name != "cpu") {
+      EXPECT_FALSE(backend(name).tolerance(c, "out").has_value()) << name;
+    }
+  }
   const Verdict ref = check_case(backend("reference"), c, false);
   EXPECT_EQ(ref.outputs[0].tolerance.str(), op_tol);
-  // Prefill (sgemm on decoded panels) and a GEMV with too few outputs for an NMSE run exactly.
-  for (const Case& exact : {gemv_case(QuantKind::Q4_K, 7, 128), gemv_case(QuantKind::Q4_K, 1, 5)}) {
-    EXPECT_FALSE(backend("cpu").tolerance(exact, "out").has_value());
-    const Verdict v = check_case(backend("cpu"), exact, false);
-    EXPECT_TRUE(v.pass) << v.describe(true);
-    EXPECT_EQ(v.outputs[0].tolerance.str(), exact.op->tolerance(exact.params, exact.dtype, "out").str());
-  }
+  // A GEMV with too few outputs for an NMSE runs exactly, under the op's tolerance.
+  const Case exact = gemv_case(QuantKind::Q4_K, 1, 5);
+  EXPECT_FALSE(backend("cpu").tolerance(exact, "out").has_value());
+  const Verdict v = check_case(backend("cpu"), exact, false);
+  EXPECT_TRUE(v.pass) << v.describe(true);
+  EXPECT_EQ(v.outputs[0].tolerance.str(), exact.op->tolerance(exact.params, exact.dtype, "out").str());
+  // Prefill quantizes its activations as the decode does, and is judged by the same bound.
+  const Case prefill = gemv_case(QuantKind::Q4_K, 7, 128);
+  EXPECT_EQ(backend("cpu").tolerance(prefill, "out")->str(), backend("cpu").tolerance(c, "out")->str());
+  EXPECT_TRUE(check_case(backend("cpu"), prefill, false).pass);
 }
 
 }  // namespace

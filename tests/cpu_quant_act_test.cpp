@@ -1,4 +1,4 @@
-// The cpu backend's activation quantization for the int8 decode GEMV (cpu/quant_gemm.h): the bound
+// The cpu backend's activation quantization for the int8 GEMV and GEMM (cpu/quant_gemm.h): the bound
 // its tolerance is derived from (|a - d q| <= d / 2, d = amax / 127 per block) and the sums the
 // integer dot takes the offsets and mins from.
 #include <gtest/gtest.h>
@@ -90,6 +90,40 @@ TEST(CpuQuantActivations, NonFiniteActivationsTakeTheExactPath) {
   EXPECT_TRUE(act.rows8.empty());
   EXPECT_TRUE(act.rows8k.empty());
   EXPECT_EQ(act.sums.size(), 16u);
+}
+
+// Prefill (m > 4) quantizes too; with a non-finite value anywhere gguf_gemm takes the exact route
+// (sgemm on decoded panels): the finite rows then match that route run on purpose, bit for bit, and
+// not the int8 one.
+TEST(CpuQuantActivations, NonFinitePrefillTakesTheExactRoute) {
+  const int64_t m = 7, k = 256, n_rows = 16;
+  std::vector<float> a = normal_row(m * k, 5);
+  const QuantActivations quantized(DType::F32, a.data(), m, k, false, true);
+  EXPECT_EQ(quantized.rows8k.size(), static_cast<size_t>(m));
+  EXPECT_TRUE(quantized.sums.empty());  // the sums serve the exact GEMV of m <= 4 only
+  std::vector<uint8_t> w(static_cast<size_t>(n_rows * 144));
+  std::mt19937 rng(9);
+  for (auto& b : w) b = static_cast<uint8_t>(rng());
+  for (int64_t r = 0; r < n_rows; ++r) {  // finite F16 super-block scales: d = 2^-8, dmin = 2^-9
+    w[static_cast<size_t>(r * 144)] = 0x00, w[static_cast<size_t>(r * 144 + 1)] = 0x1c;
+    w[static_cast<size_t>(r * 144 + 2)] = 0x00, w[static_cast<size_t>(r * 144 + 3)] = 0x18;
+  }
+  std::vector<float> int8_out(static_cast<size_t>(m * n_rows)), exact_out(int8_out.size()), got(int8_out.size());
+  gguf_gemm(QuantKind::Q4_K, quantized, w.data(), n_rows, int8_out.data(), n_rows, true);
+  gguf_gemm(QuantKind::Q4_K, quantized, w.data(), n_rows, exact_out.data(), n_rows, false);
+  EXPECT_NE(int8_out, exact_out);
+  a[3 * k + 17] = std::numeric_limits<float>::quiet_NaN();
+  const QuantActivations nan_row(DType::F32, a.data(), m, k, false, true);
+  EXPECT_TRUE(nan_row.rows8k.empty());
+  gguf_gemm(QuantKind::Q4_K, nan_row, w.data(), n_rows, got.data(), n_rows, true);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t r = 0; r < n_rows; ++r) {
+      const size_t at = static_cast<size_t>(i * n_rows + r);
+      if (i == 3)
+        EXPECT_TRUE(std::isnan(got[at]));
+      else
+        EXPECT_EQ(got[at], exact_out[at]) << "row " << i << " output " << r;
+    }
 }
 
 }  // namespace
