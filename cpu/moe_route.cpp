@@ -16,7 +16,8 @@ namespace ts::cpu {
 namespace {
 
 // One token: softmax in F32 from the max, top_k by the logits themselves (strictly greater, so equal
-// logits keep the lower id and a NaN never wins), weights renormalised over the chosen when asked.
+// logits keep the lower id; a NaN ranks below every number, NaNs among themselves by id), weights
+// renormalised over the chosen when asked.
 void route_row(const float* logits, int64_t E, int64_t top_k, bool norm, int32_t* ids, float* weights,
                std::vector<uint8_t>& chosen) {
   float max = logits[0];
@@ -28,7 +29,8 @@ void route_row(const float* logits, int64_t E, int64_t top_k, bool norm, int32_t
   for (int64_t k = 0; k < top_k; ++k) {
     int64_t best = -1;
     for (int64_t e = 0; e < E; ++e)
-      if (!chosen[e] && (best < 0 || logits[e] > logits[best])) best = e;
+      if (!chosen[e] && (best < 0 || logits[e] > logits[best] || (std::isnan(logits[best]) && !std::isnan(logits[e]))))
+        best = e;
     chosen[best] = 1;
     ids[k] = static_cast<int32_t>(best);
     chosen_sum += weights[k] = std::exp(logits[best] - max) / sum;

@@ -27,7 +27,7 @@ void route_topk_softmax(const RouteTopkSoftmaxParams& p, TensorMap& t) {
     for (int64_t k = 0; k < p.top_k; ++k) {
       int64_t best = -1;
       for (int64_t e = 0; e < E; ++e)
-        if (!chosen[e] && (best < 0 || row[e] > row[best])) best = e;
+        if (!chosen[e] && (best < 0 || row[e] > row[best] || (std::isnan(row[best]) && !std::isnan(row[e])))) best = e;
       chosen[best] = true;
       ids[r * p.top_k + k] = static_cast<int32_t>(best);
       chosen_sum += w[k] = std::exp(row[best] - max) / sum;
