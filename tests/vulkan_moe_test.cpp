@@ -6,10 +6,16 @@
 //   - routing, bucketing and the expert GEMM chained on the device (route_topk_softmax's ids into
 //     compute_ids_tpe, its ids / tpe into gemm_quant_moe_id, each the device's own output, stale
 //     slots past tpe[e] included) give the reference chain's ids, lists and outputs;
+//   - the router ranks as the reference does where the cases' logits never go: -0 equal to +0 (the
+//     lower id first), -inf a number, NaN after every number (the NaN rows place them at the highest
+//     ids: the reference takes a NaN early when it is the lowest id not yet chosen, which its own
+//     comment says it never does; the kernel ranks NaN last throughout);
 //   - an expert stack above the device's storage-buffer range is one clear error, not a crash.
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -118,6 +124,31 @@ TEST(VulkanMoe, RoutingChainOnTheDeviceIsTheReferenceChain) {
   const Tolerance tol = gemm.tolerance(Params::of(gp), DType::F32, "out");
   const ErrorReport r = compare(want.at("out"), got.at("out"), tol);
   EXPECT_TRUE(r.pass()) << r.summary() << " (" << tol.str() << ")";
+}
+
+TEST(VulkanMoe, RouterRanksNanAndSignedZerosAsTheReference) {
+  Backend* vk = vulkan_or_skip();
+  if (!vk) GTEST_SKIP() << "no Vulkan device here";
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  const std::vector<std::vector<float>> rows = {
+      {0.0f, -0.0f, -2.0f, 1.5f, -0.0f, 0.0f, 4.0f, 1.5f, -2.0f, 0.0f},
+      {nan, nan, nan, nan, nan, nan, nan, nan, nan, nan},
+      {-inf, 3.0f, -inf, -0.0f, 3.0f, -1.0f, -inf, 0.5f, nan, nan},
+      {-0.0f, -0.0f, -0.0f, 0.0f, -0.0f, 0.0f, -0.0f, -0.0f, 0.0f, -0.0f},
+  };
+  const int64_t experts = 10;
+  for (int64_t top_k : {3, 10}) {
+    const Params p = Params::of(RouteTopkSoftmaxParams{int64_t(rows.size()), experts, top_k, true});
+    Tensor logits(DType::F32, {int64_t(rows.size()), experts});
+    for (size_t r = 0; r < rows.size(); ++r)
+      std::memcpy(logits.as<float>() + r * experts, rows[r].data(), experts * sizeof(float));
+    const TensorMap got = run(*vk, "route_topk_softmax", p, DType::F32, {{"logits", logits}});
+    const TensorMap want = run(backend("reference"), "route_topk_softmax", p, DType::F32, {{"logits", logits}});
+    expect_same_bits(want.at("out_ids"), got.at("out_ids"), fmt::format("out_ids, top_k {}", top_k));
+    const Tolerance tol = op_or_throw("route_topk_softmax").tolerance(p, DType::F32, "out_weights");
+    const ErrorReport r = compare(want.at("out_weights"), got.at("out_weights"), tol);
+    EXPECT_TRUE(r.pass()) << "top_k " << top_k << ": " << r.summary() << " (" << tol.str() << ")";
+  }
 }
 
 TEST(VulkanMoe, StackAboveTheStorageRangeIsOneError) {

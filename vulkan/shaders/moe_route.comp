@@ -2,12 +2,14 @@
 #extension GL_GOOGLE_include_directive : require
 // route_topk_softmax: one work group per token row of logits [batch, experts] (rows past the group
 // count loop). The invocations stride over the row's experts. Selection is by the logits themselves
-// (OPS.md): round k takes the largest logit, the lowest id among equal ones, of the experts that
-// rank after the previous pick in that order (a logit below it, or equal with a higher id), so no
-// per-expert "chosen" state is needed whatever the expert count: each invocation offers its best
-// candidate, and two work-group reductions (reduce.glsl: the largest logit, then the lowest id
-// holding it) pick the winner. The softmax's max is the first pick's logit; its denominator one
-// work-group sum of exp(l - max). Weights in F32 (exp_accurate: GLSL's exp is too loose), ids I32.
+// (OPS.md), as the reference ranks them: a larger logit first, equal ones (-0 and +0 included) by
+// the lower id, NaN after every number. Each logit maps to an order-preserving uint key (NaN the
+// lowest), so round k takes the largest key, lowest id among equal keys, of the experts that rank
+// after the previous pick: no per-expert "chosen" state is needed whatever the expert count. Each
+// invocation offers its best candidate and two work-group reductions (reduce.glsl: the largest key,
+// then the lowest id holding it) pick the winner. The softmax's max is the first pick's logit, its
+// denominator one work-group sum of exp(l - max). Weights in F32 (exp_accurate: GLSL's exp is too
+// loose), ids I32.
 #include "dtype.glsl"
 #include "math.glsl"
 
@@ -22,26 +24,38 @@ layout(push_constant) uniform Push { uint batch, experts, top_k, norm; } p;
 
 const uint kNone = 0xffffffffu;
 
+// Larger logit, larger key; -0 keyed as +0 (they compare equal); NaN below -inf (key 0).
+uint logit_key(float l) {
+  if (isnan(l)) return 0u;
+  const uint u = floatBitsToUint(l == 0.0 ? 0.0 : l);
+  return (u & 0x80000000u) != 0u ? ~u : u | 0x80000000u;
+}
+
+float key_logit(uint k) {
+  if (k == 0u) return uintBitsToFloat(0x7fc00000u);  // NaN
+  return uintBitsToFloat((k & 0x80000000u) != 0u ? k & 0x7fffffffu : ~k);
+}
+
 void main() {
   const uint t = gl_LocalInvocationIndex;
   for (uint row = gl_WorkGroupID.x; row < p.batch; row += gl_NumWorkGroups.x) {
     const uint base = row * p.experts;
-    float prev_l = 0.0, max_l = 0.0, denom = 0.0, chosen = 0.0;
-    uint prev_e = kNone;
+    float max_l = 0.0, denom = 0.0, chosen = 0.0;
+    uint prev_key = 0u, prev_e = kNone;
     for (uint k = 0u; k < p.top_k; ++k) {
-      float best_l = -1.0 / 0.0;
-      uint best_e = kNone;
+      uint best_key = 0u, best_e = kNone;
       for (uint e = t; e < p.experts; e += WG) {
-        const float l = ld(logits[base + e]);
-        const bool after = prev_e == kNone || l < prev_l || (l == prev_l && e > prev_e);
-        // Strided e ascends, so a strictly greater logit is needed to replace the best: ties keep the lower id.
-        if (after && (best_e == kNone || l > best_l)) {
-          best_l = l;
+        const uint key = logit_key(ld(logits[base + e]));
+        const bool after = prev_e == kNone || key < prev_key || (key == prev_key && e > prev_e);
+        // Strided e ascends, so a strictly larger key is needed to replace the best: ties keep the lower id.
+        if (after && (best_e == kNone || key > best_key)) {
+          best_key = key;
           best_e = e;
         }
       }
-      const float win_l = wg_max(best_e == kNone ? -1.0 / 0.0 : best_l);
-      const uint win_e = wg_min_u(best_e != kNone && best_l == win_l ? best_e : kNone);
+      const uint win_key = ~wg_min_u(best_e == kNone ? ~0u : ~best_key);  // the largest key offered
+      const uint win_e = wg_min_u(best_e != kNone && best_key == win_key ? best_e : kNone);
+      const float win_l = key_logit(win_key);
       if (k == 0u) {
         // The largest logit: the softmax's max, then its denominator over the whole row.
         max_l = win_l;
@@ -55,7 +69,7 @@ void main() {
         out_ids[row * p.top_k + k] = win_e;
         out_w[row * p.top_k + k] = w;
       }
-      prev_l = win_l;
+      prev_key = win_key;
       prev_e = win_e;
     }
     // Invocation 0 wrote every weight of the row: it alone rescales them (its own writes, in order).
