@@ -68,6 +68,8 @@ class VulkanImpl final : public Backend {
     add_kv_planners(planners_);
     add_argmax_planners(planners_);
     add_quant_planners(planners_);
+    add_moe_planners(planners_);
+    add_moe_expert_planners(planners_);
   }
   std::string name() const override { return VulkanBackend::kName; }
 

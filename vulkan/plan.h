@@ -122,5 +122,7 @@ void add_paged_planners(PlannerTable& t);
 void add_kv_planners(PlannerTable& t);
 void add_argmax_planners(PlannerTable& t);
 void add_quant_planners(PlannerTable& t);
+void add_moe_planners(PlannerTable& t);
+void add_moe_expert_planners(PlannerTable& t);
 
 }  // namespace ts::vk

@@ -8,6 +8,9 @@
 //   KERNEL_EW_ADD_BIAS     dst[r, c] += src[c]
 //   KERNEL_EW_SILU_MUL     out[b + r, c] = silu(g) * u with g, u = src[a + r, c], src[a + r, cols + c]
 //                          (a, b: input / output row offsets; input rows are 2 cols wide)
+//   KERNEL_EW_SILU_MUL_PAIR  out = silu(gate) * up, gate and up separate tensors (MoE slots)
+//   KERNEL_EW_WSUM         out[b + r*cols + c] = sum_j w[a + r*k + j] * src[(r*k + j)*cols + c]
+//   KERNEL_EW_WSUM_ADD     the same added to out (a residual): the MoE weighted sums, F32 weights
 #include "dtype.glsl"
 #include "math.glsl"
 
@@ -15,11 +18,19 @@
 // 256 when unset). Any size is correct: the loops stride by the grid.
 layout(local_size_x = 256, local_size_x_id = 0) in;
 #define WG gl_WorkGroupSize.x
-layout(push_constant) uniform Push { uint rows, cols, a, b; float f; } p;
+layout(push_constant) uniform Push { uint rows, cols, a, b; float f; uint k; } p;  // k: WSUM's terms
 
 #if defined(KERNEL_EW_GELU) || defined(KERNEL_EW_SILU_MUL)
 BUF_IN(0, src)
 BUF_OUT(1, dst)
+#elif defined(KERNEL_EW_SILU_MUL_PAIR)
+BUF_IN(0, src)
+BUF_OUT(1, dst)
+BUF_IN(2, src2)
+#elif defined(KERNEL_EW_WSUM) || defined(KERNEL_EW_WSUM_ADD)
+BUF_INOUT(0, dst)
+BUF_IN(1, src)
+layout(std430, binding = 2) readonly buffer Buf2 { float wts[]; };
 #else
 BUF_INOUT(0, dst)
 BUF_IN(1, src)
@@ -42,7 +53,17 @@ void main() {
 #elif defined(KERNEL_EW_SILU_MUL)
       const uint in_row = (p.a + r) * 2u * p.cols;
       const float g = ld(src[in_row + c]), u = ld(src[in_row + p.cols + c]);
-      dst[(p.b + r) * p.cols + c] = st(g / (1.0 + exp_accurate(-g)) * u);
+      dst[(p.b + r) * p.cols + c] = st(silu_mul(g, u));
+#elif defined(KERNEL_EW_SILU_MUL_PAIR)
+      dst[i] = st(silu_mul(ld(src[i]), ld(src2[i])));
+#elif defined(KERNEL_EW_WSUM) || defined(KERNEL_EW_WSUM_ADD)
+      float s = 0.0;
+      for (uint j = 0u; j < p.k; ++j) s = fma(wts[p.a + r * p.k + j], ld(src[(r * p.k + j) * p.cols + c]), s);
+      const uint at = p.b + i;
+#if defined(KERNEL_EW_WSUM_ADD)
+      s += ld(dst[at]);
+#endif
+      dst[at] = st(s);
 #endif
     }
   }

@@ -22,6 +22,9 @@ float exp_accurate(float x) {
   return isnan(x) ? x : ldexp(e, int(n));
 }
 
+// silu(g) * u: the SwiGLU product every silu-mul kernel writes (elementwise.comp, moe_gemv.comp).
+float silu_mul(float g, float u) { return g / (1.0 + exp_accurate(-g)) * u; }
+
 // The standard normal CDF by core/approx/normal_cdf.inc (the cpu backend evaluates the same).
 float normal_cdf(float x) {
   const float a = abs(x), x2 = x * x;

@@ -6,7 +6,8 @@
 //
 // The weights are the raw GGUF bytes bound as uint[] (blocks of 18, 20, 34, 144, 176 or 210 bytes
 // are not word aligned, and 8-bit storage is not a feature every device has): the includer declares
-// the buffer and defines QUANT_BUF to its name. Every multi-byte field sits at an even offset, so an
+// the buffer and defines QUANT_BUF to its name (or QUANT_WORD(i) to an expression giving word i, to
+// read from one of several buffers: the MoE kernels' gate and up stacks). Every multi-byte field sits at an even offset, so an
 // f16 is one half of one word. `kind` is the QuantKind number (core/kinds.h); shaders take it as a
 // specialization constant, so the driver folds the branches of the other kinds away.
 
@@ -16,6 +17,10 @@
 #define QK_Q4_K 3u
 #define QK_Q5_K 4u
 #define QK_Q6_K 5u
+
+#ifndef QUANT_WORD
+#define QUANT_WORD(i) QUANT_BUF[i]
+#endif
 
 uint quant_block_elems(uint kind) { return kind <= QK_Q8_0 ? 32u : 256u; }
 
@@ -32,15 +37,15 @@ uint quant_block_bytes(uint kind) {
 
 uint quant_row_bytes(uint kind, uint n_cols) { return n_cols / quant_block_elems(kind) * quant_block_bytes(kind); }
 
-uint qbyte(uint off) { return (QUANT_BUF[off >> 2] >> ((off & 3u) * 8u)) & 0xffu; }
+uint qbyte(uint off) { return (QUANT_WORD(off >> 2) >> ((off & 3u) * 8u)) & 0xffu; }
 
-float qhalf(uint off) { return unpackHalf2x16(QUANT_BUF[off >> 2] >> ((off & 2u) * 8u)).x; }
+float qhalf(uint off) { return unpackHalf2x16(QUANT_WORD(off >> 2) >> ((off & 2u) * 8u)).x; }
 
 // Four bytes from an even offset, little-endian.
 uint qword(uint off) {
   const uint i = off >> 2;
-  if ((off & 2u) == 0u) return QUANT_BUF[i];
-  return (QUANT_BUF[i] >> 16) | (QUANT_BUF[i + 1u] << 16);
+  if ((off & 2u) == 0u) return QUANT_WORD(i);
+  return (QUANT_WORD(i) >> 16) | (QUANT_WORD(i + 1u) << 16);
 }
 
 // Sixteen bytes from an even offset.

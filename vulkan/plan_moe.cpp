@@ -1,0 +1,103 @@
+// The moe family's routing and combines on the device: route_topk_softmax (moe_route.comp), the
+// bucket sort of compute_ids_tpe and moe_align_block_size (moe_bucket.comp: the alignment is a count
+// pass and a placement pass, the counts kept in a scratch buffer, so nothing goes back to the host),
+// and silu_mul / the weighted sums on elementwise.comp, the fused next-layer norm on norms.comp's RMS
+// norm. The expert GEMV / GEMM are plan_moe_experts.cpp.
+#include "core/ops/moe_params.h"
+#include "vulkan/plan.h"
+
+namespace ts::vk {
+
+namespace {
+constexpr uint32_t kEwWg = 256;  // elementwise.comp's work-group size (its specialization constant 0)
+
+enum BucketMode : uint32_t { kIdsTpe = 0, kAlignCount = 1, kAlignPlace = 2 };  // moe_bucket.comp: MODE
+
+Dispatch bucket(const Target& tg, BucketMode mode, std::vector<Binding> bindings, int64_t n, int64_t experts,
+                int64_t block_size) {
+  Dispatch d;
+  d.shader = tg.variant(Kernel::moe_bucket);
+  d.bindings = std::move(bindings);
+  d.push = Push().u(n).u(experts).u(block_size).words();
+  d.spec = {mode};
+  d.groups = {groups_for(experts, 1, std::min(tg.group_cap, tg.max_groups[0])), 1, 1};
+  return d;
+}
+
+// elementwise.comp over a [rows, cols] grid; push block rows, cols, a, b, f, k.
+Dispatch ew(const Target& tg, Kernel kernel, std::vector<Binding> bindings, int64_t rows, int64_t cols, int64_t a = 0,
+            int64_t b = 0, int64_t k = 0) {
+  Dispatch d;
+  d.shader = tg.variant(kernel);
+  d.spec = {kEwWg};
+  d.bindings = std::move(bindings);
+  d.push = Push().u(rows).u(cols).u(a).u(b).f(0).u(k).words();
+  d.groups = grid_2d(rows, cols, kEwWg, tg);
+  return d;
+}
+
+// out[out_offset + b*hidden + h] (+)= sum_k weights[weights_offset + b*top_k + k] * slots[b, k, h].
+Dispatch weighted_sum(const Target& tg, const char* out, bool add, int64_t batch, int64_t top_k, int64_t hidden,
+                      int64_t weights_offset = 0, int64_t out_offset = 0) {
+  return ew(tg, add ? Kernel::ew_wsum_add : Kernel::ew_wsum, {out, "slots", "weights"}, batch, hidden, weights_offset,
+            out_offset, top_k);
+}
+}  // namespace
+
+void add_moe_planners(PlannerTable& t) {
+  add_planner(t, ops::route_topk_softmax, [](const RouteTopkSoftmaxParams& p, const TensorMap&, const Target& tg) {
+    Dispatch d;
+    d.shader = tg.variant(Kernel::moe_route);
+    d.bindings = {"logits", "out_ids", "out_weights"};
+    d.push = Push().u(p.batch).u(p.num_experts).u(p.top_k).u(p.norm_topk_prob ? 1 : 0).words();
+    d.groups = {groups_for(p.batch, 1, std::min(tg.group_cap, tg.max_groups[0])), 1, 1};
+    return std::vector{d};
+  });
+  add_planner(t, ops::compute_ids_tpe, [](const ComputeIdsTpeParams& p, const TensorMap&, const Target& tg) {
+    // Bindings 3 and 4 (the alignment's outputs) are unused in this mode: bound to tpe.
+    return std::vector{bucket(tg, kIdsTpe, {"selected_ids", "tpe", "ids", "tpe", "tpe"}, p.batch * p.top_k,
+                              p.num_experts, 1)};
+  });
+  add_planner(t, ops::moe_align_block_size, [](const MoeAlignBlockSizeParams& p, const TensorMap&, const Target& tg) {
+    const Binding counts = Binding::scratch_buffer("moe_counts", 4 * static_cast<uint64_t>(p.num_experts));
+    const int64_t n = p.batch * p.top_k;
+    return std::vector{
+        bucket(tg, kAlignCount, {"topk_ids", counts, "sorted_token_ids", "expert_ids", "num_tokens_post_padded"}, n,
+               p.num_experts, p.block_size),
+        bucket(tg, kAlignPlace, {"topk_ids", counts, "sorted_token_ids", "expert_ids", "num_tokens_post_padded"}, n,
+               p.num_experts, p.block_size)};
+  });
+  add_planner(t, ops::silu_mul_stacked, [](const SiluMulStackedParams& p, const TensorMap&, const Target& tg) {
+    return std::vector{ew(tg, Kernel::ew_silu_mul_pair, {"gate", "out", "up"}, p.n_slots, p.ffn)};
+  });
+  add_planner(t, ops::silu_mul_batched, [](const SiluMulBatchedParams& p, const TensorMap&, const Target& tg) {
+    return std::vector{ew(tg, Kernel::ew_silu_mul_pair, {"gate", "out", "up"}, p.total_pairs, p.ffn)};
+  });
+  add_planner(t, ops::weighted_sum_stacked, [](const WeightedSumStackedParams& p, const TensorMap&, const Target& tg) {
+    return std::vector{weighted_sum(tg, "out", false, 1, p.n_slots, p.hidden)};
+  });
+  add_planner(
+      t, ops::weighted_sum_residual_stacked, [](const WeightedSumStackedParams& p, const TensorMap&, const Target& tg) {
+        return std::vector{weighted_sum(tg, "residual", true, 1, p.n_slots, p.hidden)};
+      });
+  add_planner(t, ops::weighted_sum_residual_norm_stacked,
+              [](const WeightedSumResidualNormParams& p, const TensorMap&, const Target& tg) {
+                // Its chain, as the op is defined: the residual update, then rms_norm of the stored
+                // residual (norms.comp, one work group for the row; push tokens, dim, eps).
+                Dispatch norm;
+                norm.shader = tg.variant(Kernel::norms_rms);
+                norm.bindings = {"residual", "next_norm_w", "normed_out"};
+                norm.push = Push().u(1).u(p.hidden).f(p.eps).words();
+                return std::vector{weighted_sum(tg, "residual", true, 1, p.n_slots, p.hidden), norm};
+              });
+  add_planner(t, ops::weighted_sum_batched, [](const WeightedSumBatchedParams& p, const TensorMap&, const Target& tg) {
+    return std::vector{weighted_sum(tg, "out", false, p.batch, p.top_k, p.hidden)};
+  });
+  add_planner(t, ops::weighted_sum_batched_offset,
+              [](const WeightedSumBatchedOffsetParams& p, const TensorMap&, const Target& tg) {
+                return std::vector{
+                    weighted_sum(tg, "out", false, p.batch, p.top_k, p.hidden, p.weights_offset, p.out_offset)};
+              });
+}
+
+}  // namespace ts::vk

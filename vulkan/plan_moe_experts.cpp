@@ -1,0 +1,109 @@
+// The moe family's expert GEMV / GEMM. Every GEMV variant is moe_gemv.comp under an addressing view
+// (where pair p finds its activation row, its expert and its output row: push constants), so the
+// variants below differ only in the view they build. The prefill GEMM is gemm_quant.comp's tiling
+// built for MoE (grid: column tiles x row tiles x experts; tiles past tpe[e] exit on the device, so
+// the launch is sized for the worst case and no routing data is read on the host). GGUF kinds and
+// plain F32 / F16 / BF16 stacks run through the same kernels (the kind is a specialization constant).
+#include <algorithm>
+
+#include "core/ops/moe_params.h"
+#include "core/quant/formats.h"
+#include "vulkan/plan.h"
+
+namespace ts::vk {
+
+namespace {
+constexpr uint32_t kGemvWg = 64;  // at most moe_gemv.comp's MAX_WG
+constexpr int64_t kGemvRows = 4;  // moe_gemv.comp: NR
+constexpr int64_t kTile = 64;     // gemm_quant.comp: BM
+
+uint32_t kind_spec(QuantKind k) { return static_cast<uint32_t>(k); }  // shaders/experts.glsl numbers them so
+
+// The shaders read a stack as uint words and it need not end on one (GGUF blocks, 16-bit plain rows):
+// the binding covers the last partial word, inside the tensor's trailing guard zone. The whole stack
+// is bound (any pair may pick any expert), so it must fit the device's storage-buffer range.
+Binding stack(const TensorMap& io, const Target& tg, const std::string& name) {
+  const uint64_t bytes = io.at(name).nbytes(), words = (bytes + 3) / 4 * 4;
+  check(words <= tg.max_range,
+        "vulkan: expert stack '{}' is {} bytes, above this device's maxStorageBufferRange ({}); the MoE kernels "
+        "bind every expert at once", name, bytes, tg.max_range);
+  return Binding(name, 0, std::max<uint64_t>(words, 4));
+}
+
+// Where pair p reads and writes (moe_gemv.comp's push block): ids[ids_off + p];
+// a[a_off + (p / top_k) * outer + (p % top_k) * inner ..]; out row p.
+struct View {
+  int64_t pairs, a_off = 0, ids_off = 0, top_k = 1, outer = 0, inner = 0;
+};
+
+// The batched variants' view: m tokens x top_k slots, a row per (token, slot) by the two strides.
+View batched(const GemvQuantMoeIdBatchedParams& p) {
+  return {.pairs = p.m * p.top_k, .top_k = p.top_k, .outer = p.src1_outer_stride, .inner = p.src1_inner_stride};
+}
+
+// One dispatch of the core; `up` names the up stack of the fused gate + up + SiLU, empty otherwise.
+std::vector<Dispatch> gemv(const MoeExperts& w, const View& v, const TensorMap& io, const Target& tg,
+                           const std::string& gate, const std::string& up, const char* out) {
+  Dispatch d;
+  d.shader = tg.variant(Kernel::moe_gemv);
+  const Binding g = stack(io, tg, gate);
+  d.bindings = {"a", g, up.empty() ? g : stack(io, tg, up), "ids", out};
+  d.push = Push()
+               .u(v.pairs).u(w.n_rows).u(w.n_cols).u(v.a_off).u(v.ids_off).u(v.top_k).u(v.outer).u(v.inner)
+               .u(w.num_experts)
+               .words();
+  d.spec = {kGemvWg, kind_spec(w.kind), up.empty() ? 0u : 1u};
+  d.groups = grid_2d(v.pairs, w.n_rows, kGemvRows, tg);
+  return {d};
+}
+
+// gemm_quant_moe_id(_indirect): grid x over column tiles, z over experts, y over row tiles up to
+// max_per_expert; on a CPU driver (group cap) fewer row-tile groups that loop, as empty groups
+// there cost a group's setup each.
+std::vector<Dispatch> gemm(const GemmQuantMoeIdParams& p, const TensorMap& io, const Target& tg) {
+  Dispatch d;
+  d.shader = tg.variant(Kernel::moe_gemm);
+  d.bindings = {"a", stack(io, tg, "weights"), "out", "ids", "tpe"};
+  d.push = Push()
+               .u(0).u(p.w.n_rows).u(p.w.n_cols).u(p.w.n_rows).u(0)
+               .u(p.w.num_experts).u(p.max_per_expert).u(p.top_k).u(p.ne11)
+               .words();
+  d.spec = {kind_spec(p.w.kind)};
+  const uint32_t gx = ceil_div(p.w.n_rows, kTile);
+  check(gx <= tg.max_groups[0], "vulkan: gemm_quant_moe_id needs {} column tiles, above the device's {}", gx,
+        tg.max_groups[0]);
+  const uint32_t gz = groups_for(p.w.num_experts, 1, tg.max_groups[2]);
+  const uint64_t per_y = std::max<uint64_t>(1, tg.group_cap / (static_cast<uint64_t>(gx) * gz));
+  d.groups = {gx, groups_for(p.max_per_expert, kTile, static_cast<uint32_t>(std::min<uint64_t>(per_y, tg.max_groups[1]))),
+              gz};
+  return {d};
+}
+}  // namespace
+
+void add_moe_expert_planners(PlannerTable& t) {
+  add_planner(t, ops::gemv_quant_moe_id, [](const GemvQuantMoeIdParams& p, const TensorMap& io, const Target& tg) {
+    return gemv(p.w, {.pairs = p.n_selected, .outer = p.src1_stride}, io, tg, "weights", "", "out");
+  });
+  add_planner(t, ops::gemv_quant_moe_id_offset,
+              [](const GemvQuantMoeIdOffsetParams& p, const TensorMap& io, const Target& tg) {
+                return gemv(p.w,
+                            {.pairs = p.n_selected, .a_off = p.a_offset, .ids_off = p.ids_offset, .outer = p.src1_stride},
+                            io, tg, "weights", "", "out");
+              });
+  add_planner(t, ops::gemv_quant_moe_id_batched,
+              [](const GemvQuantMoeIdBatchedParams& p, const TensorMap& io, const Target& tg) {
+                return gemv(p.w, batched(p), io, tg, "weights", "", "out");
+              });
+  add_planner(t, ops::gemv_quant_moe_id_gate_up_silu,
+              [](const GemvQuantMoeIdGateUpSiluParams& p, const TensorMap& io, const Target& tg) {
+                return gemv(p.w, {.pairs = p.n_selected}, io, tg, "gate_w", "up_w", "silu_out");
+              });
+  add_planner(t, ops::gemv_quant_moe_id_gate_up_silu_batched,
+              [](const GemvQuantMoeIdBatchedParams& p, const TensorMap& io, const Target& tg) {
+                return gemv(p.w, batched(p), io, tg, "gate_w", "up_w", "silu_out");
+              });
+  add_planner(t, ops::gemm_quant_moe_id, gemm);
+  add_planner(t, ops::gemm_quant_moe_id_indirect, gemm);
+}
+
+}  // namespace ts::vk
