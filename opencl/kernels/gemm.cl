@@ -6,7 +6,8 @@
 //   GPUs: many work-items, one register block each (the sub-tile is the block).
 //   CPU drivers: few work-items, several blocks each; the slabs in local memory are then the packed
 //   panels of a BLAS macro-kernel and the blocks stay in SIMD registers across the k loop.
-//   -DTM -DTN -DTK -DWX -DWY -DRM -DVW -DNV; -DEVEN when m % TM == n % TN == k % TK == 0.
+//   -DTM -DTN -DTK -DWX -DWY -DRM -DVW -DNV; -DEVEN when m % TM == n % TN == k % TK == 0; -DEVEN_K (a
+//   file's own) when only k % TK == 0: a's rows are then staged whole, checked once per row.
 // out is written at out[row * ldo + ocol0 + col] (a column range of a wider output).
 // A file that includes this one may store b otherwise: it defines B_T (b's element type) and
 // STAGE_B(b, bs, col0, k0, n, k, tid), which fills bs[TK][TN] with b[col0 .., k0 ..] transposed
@@ -58,6 +59,8 @@ void gemm_tiled(__global const st_t* a, __global const B_T* b, __global st_t* ou
       const int r = e / (TK / 4), c = (e % (TK / 4)) * 4;
 #ifdef EVEN
       vstore4(LD4(a, A_AT(row0 + r) + k0 + c), 0, &as[r][c]);
+#elif defined(EVEN_K)
+      vstore4(row0 + r < m ? LD4(a, A_AT(row0 + r) + k0 + c) : (float4)(0.0f), 0, &as[r][c]);
 #else
       for (int q = 0; q < 4; ++q)
         as[r][c + q] = (row0 + r < m && k0 + c + q < k) ? LD(a, A_AT(row0 + r) + k0 + c + q) : 0.0f;

@@ -14,19 +14,27 @@
 #endif
 
 #define B_ARGS , __global const int *ids, __global const int *tpe, int max_per_expert, int top_k, int outer, int inner
-// The group's pairs are cached in local memory once; m becomes the expert's pair count.
-#define GEMM_PROLOGUE                                                                        \
-  __local int moe_pair[TM];                                                                  \
-  const int moe_e = get_group_id(2);                                                         \
-  m = tpe[moe_e];                                                                            \
-  if (row0 >= m) return;                                                                     \
-  b += EXPERT_AT(moe_e);                                                                     \
-  for (int r = tid; r < TM; r += NT)                                                         \
-    moe_pair[r] = row0 + r < m ? ids[(size_t)moe_e * max_per_expert + row0 + r] : 0;         \
+// The group's pairs and their activation rows' offsets are looked up once, into local memory; m becomes
+// the expert's pair count.
+#define GEMM_PROLOGUE                                                                   \
+  __local int moe_pair[TM];                                                             \
+  __local ulong moe_a[TM];                                                              \
+  const int moe_e = get_group_id(2);                                                    \
+  m = tpe[moe_e];                                                                       \
+  if (row0 >= m) return;                                                                \
+  b += EXPERT_AT(moe_e);                                                                \
+  for (int r = tid; r < TM; r += NT) {                                                  \
+    const int q = row0 + r < m ? ids[(size_t)moe_e * max_per_expert + row0 + r] : 0;    \
+    moe_pair[r] = q;                                                                    \
+    moe_a[r] = (ulong)(q / top_k) * outer + (ulong)(q % top_k) * inner;                 \
+  }                                                                                     \
   barrier(CLK_LOCAL_MEM_FENCE);
-#define MOE_PAIR(row) moe_pair[(row) - row0]
-#define A_AT(row) ((size_t)(MOE_PAIR(row) / top_k) * outer + (size_t)(MOE_PAIR(row) % top_k) * inner)
-#define O_AT(row) ((size_t)MOE_PAIR(row) * ldo)
-// The rows an expert takes vary with tpe: every access is bounds-checked.
+#define A_AT(row) moe_a[(row) - row0]
+#define O_AT(row) ((size_t)moe_pair[(row) - row0] * ldo)
+// The rows an expert takes vary with tpe: never the EVEN path. GGUF rows: k a multiple of TK (the
+// planner's tile), so a's rows are staged whole.
 #undef EVEN
+#ifndef QPLAIN
+#define EVEN_K
+#endif
 #include "gemm.cl"
