@@ -30,14 +30,15 @@ std::string expert_defines(const Planner& pl, QuantKind kind) { return kind_defi
 void expert_gemv(Planner& pl, const MoeExperts& w, const PairView& v, const char* weights, const char* up,
                  const char* out) {
   const GemvShape g = gemv_shape(pl, w.kind, 1, w.n_cols);
-  // CPU drivers: a group streams at least 32 Ki weight values (measured on PoCL: a group per row of a
-  // 2048-wide expert spends its time in scheduling); GPUs: one block, many groups.
+  // CPU drivers: a group streams at least 32 Ki weight values rather than one short row (fewer, longer
+  // groups for the driver's threads; on a loaded 2-core PoCL machine the Qwen3-30B-A3B decode went from
+  // 6.2 to 6.0 ms, within the noise); GPUs: one block, many groups. A launch argument, not a build
+  // option: one program per kind and dtype.
   const int64_t rb = pl.limits().cpu ? std::clamp<int64_t>(32768 / (w.n_cols * g.r), 1, ceil_div(w.n_rows, g.r)) : 1;
-  const std::string defines =
-      fmt::format("{} -DRB={} {}{}", g.defines(), rb, expert_defines(pl, w.kind), up ? " -DSILU" : "");
+  const std::string defines = fmt::format("{} {}{}", g.defines(), expert_defines(pl, w.kind), up ? " -DSILU" : "");
   pl.dispatch(pl.kernel("moe_gemv.cl", "moe_gemv", defines), {ceil_div(w.n_rows, g.r * rb) * g.wg, size_t(v.pairs)},
               {size_t(g.wg), 1}, pl.buf("a"), pl.buf(weights), pl.buf(up ? up : weights), pl.buf("ids"), pl.buf(out),
-              w.n_rows, w.n_cols, v.ids_off, v.a_off, v.top_k, v.outer, v.inner);
+              w.n_rows, w.n_cols, v.ids_off, v.a_off, v.top_k, v.outer, v.inner, rb);
 }
 
 // Column tiles x row tiles x experts. A listed pair is distinct and tpe sums to at most the pair count
@@ -47,15 +48,16 @@ void plan_gemm(Planner& pl) {
   const auto& p = pl.params<GemmQuantMoeIdParams>();
   const MoeExperts& w = p.w;
   GemmTile t = quant::format(w.kind) ? quant_gemm_tile(pl, w.n_cols) : gemm_tile(pl.limits());
-  // Fewer rows per tile while an expert's average share of the pairs still fills one: most experts of
-  // a prefill hold a few dozen pairs, and a tile's rows past tpe[e] are computed for nothing (PoCL,
-  // Qwen3-30B-A3B's 512 tokens: 128-row tiles 3.8 s, 32-row 2.0 s).
-  const int64_t average = ceil_div(p.batch * p.top_k, w.num_experts);
-  while (t.tm / 2 >= average && (t.tm / 2) % (t.wy * t.rm) == 0) t.tm /= 2;
+  // 32-row tiles where an expert's average share of the pairs is that small: most experts of a prefill
+  // hold a few dozen pairs, and a tile's rows past tpe[e] are computed for nothing (PoCL, Qwen3-30B-A3B's
+  // 512 tokens: 128-row tiles 3.8 s, 32-row 2.0 s). Two tile heights at most: few programs to build.
+  constexpr int kShortTile = 32;
+  if (ceil_div(p.batch * p.top_k, w.num_experts) <= kShortTile && t.tm > kShortTile && kShortTile % (t.wy * t.rm) == 0)
+    t.tm = kShortTile;
   const int64_t rows = std::min(p.max_per_expert, p.batch * p.top_k);
   const int64_t outer = p.ne11 == 1 ? w.n_cols : p.top_k * w.n_cols, inner = p.ne11 == 1 ? 0 : w.n_cols;
   pl.dispatch(pl.kernel("moe_gemm.cl", "gemm_tiled",
-                        gemm_tile_defines(t, rows, w.n_rows, w.n_cols, expert_defines(pl, w.kind))),
+                        gemm_tile_defines(t, expert_defines(pl, w.kind))),
               {ceil_div(w.n_rows, t.tn) * t.wx, ceil_div(rows, t.tm) * t.wy, size_t(w.num_experts)},
               {size_t(t.wx), size_t(t.wy), 1}, pl.buf("a"), pl.buf("weights"), pl.buf("out"), rows, w.n_rows,
               w.n_cols, w.n_rows, 0, pl.buf("ids"), pl.buf("tpe"), p.max_per_expert, p.top_k, outer, inner);

@@ -112,7 +112,8 @@ TEST(OpenclMoe, ExpertGemvIsTheDenseDecodeGemvBitForBit) {
     const int32_t* ids = io.at("ids").as<int32_t>();
     for (int64_t i = 0; i < n; ++i) {
       const Tensor want = dense_gemv(*ocl, p, io, ids[i], i * stride);
-      EXPECT_EQ(std::memcmp(io.at("out").data() + i * static_cast<int64_t>(want.nbytes()), want.data(), want.nbytes()), 0)
+      const std::byte* got = io.at("out").data() + i * static_cast<int64_t>(want.nbytes());
+      EXPECT_EQ(std::memcmp(got, want.data(), want.nbytes()), 0)
           << enum_name(kind) << " pair " << i << " (expert " << ids[i] << ")";
     }
   }

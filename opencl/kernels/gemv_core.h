@@ -27,7 +27,8 @@ inline float hsum16(float16 v) {
 // On return red[i * NR + r][0] = x[i] . rows[r] (and red[j][1 ..] is scratch). Always inlined, so the
 // pointer arrays become registers and the loops are the caller's own (a compiler that kept the call
 // would spill the partial sums).
-__attribute__((always_inline)) inline void gemv_dots(__global const st_t* x[GM], __global const uchar* rows[NR], int k, __local float (*red)[WG]) {
+__attribute__((always_inline)) inline void gemv_dots(__global const st_t* x[GM], __global const uchar* rows[NR], int k,
+                                                     __local float (*red)[WG]) {
   const int lid = get_local_id(0);
   float16 acc[GM][NR];
 #pragma unroll
