@@ -84,6 +84,9 @@ class OpenclBackendImpl final : public Backend {
     add_quant_ops(plans_);
     add_paged_attention_ops(plans_);
     add_paged_write_ops(plans_);
+    add_moe_route_ops(plans_);
+    add_moe_expert_ops(plans_);
+    add_moe_combine_ops(plans_);
   }
 
   std::string name() const override { return OpenclBackend::kName; }

@@ -17,6 +17,8 @@ GemmTile gemm_tile(const DeviceLimits& lim);
 
 // The build options of gemm_tiled for this tile and problem, plus `defines`.
 std::string gemm_tile_defines(const GemmTile& t, int64_t m, int64_t n, int64_t k, const std::string& defines);
+// The tile's options alone (never -DEVEN): one program for every problem shape.
+std::string gemm_tile_defines(const GemmTile& t, const std::string& defines);
 
 // out[:, ocol0 .. ocol0 + n] (row stride ldo) = a[m, k] @ b^T with gemm_tiled of `file` (gemm.cl, or a
 // file that includes it with its own b staging and B_ARGS, the `extra` arguments).

@@ -23,10 +23,14 @@ GemmTile gemm_tile(const DeviceLimits& lim) {
   return t;
 }
 
+std::string gemm_tile_defines(const GemmTile& t, const std::string& defines) {
+  return fmt::format("-DTM={} -DTN={} -DTK={} -DWX={} -DWY={} -DRM={} -DVW={} -DNV={}{}{}", t.tm, t.tn, t.tk, t.wx,
+                     t.wy, t.rm, t.vw, t.nv, defines.empty() ? "" : " ", defines);
+}
+
 std::string gemm_tile_defines(const GemmTile& t, int64_t m, int64_t n, int64_t k, const std::string& defines) {
   const bool even = m % t.tm == 0 && n % t.tn == 0 && k % t.tk == 0;
-  return fmt::format("-DTM={} -DTN={} -DTK={} -DWX={} -DWY={} -DRM={} -DVW={} -DNV={}{}{}{}", t.tm, t.tn, t.tk, t.wx,
-                     t.wy, t.rm, t.vw, t.nv, even ? " -DEVEN" : "", defines.empty() ? "" : " ", defines);
+  return gemm_tile_defines(t, even ? (defines.empty() ? "-DEVEN" : "-DEVEN " + defines) : defines);
 }
 
 namespace {

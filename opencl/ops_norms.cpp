@@ -1,5 +1,6 @@
 // rms_norm, fused_add_rms_norm, layer_norm: one work-group per row (kernels/norms.cl).
 #include "core/ops/core_params.h"
+#include "norm_rows.h"
 #include "plan.h"
 
 namespace ts::ocl {
@@ -18,13 +19,17 @@ RowShape row_shape(const Planner& pl, int64_t dim) {
 
 }  // namespace
 
+void dispatch_rms_norm(Planner& pl, cl_mem x, cl_mem w, cl_mem out, int64_t rows, int64_t dim, float eps) {
+  const RowShape r = row_shape(pl, dim);
+  const size_t g = r.group;
+  pl.dispatch(pl.kernel("norms.cl", "rms_norm", r.defines), {size_t(rows) * g}, {g}, x, w, out, dim, eps,
+              LocalBytes{g * sizeof(float)});
+}
+
 void add_norm_ops(PlanTable& t) {
   add_plan(t, ops::rms_norm, [](Planner& pl) {
     const auto& p = pl.params<RmsNormParams>();
-    const RowShape r = row_shape(pl, p.dim);
-    const size_t g = r.group;
-    pl.dispatch(pl.kernel("norms.cl", "rms_norm", r.defines), {size_t(p.tokens) * g}, {g}, pl.buf("x"), pl.buf("w"),
-                pl.buf("out"), p.dim, p.eps, LocalBytes{g * sizeof(float)});
+    dispatch_rms_norm(pl, pl.buf("x"), pl.buf("w"), pl.buf("out"), p.tokens, p.dim, p.eps);
   });
   add_plan(t, ops::fused_add_rms_norm, [](Planner& pl) {
     const auto& p = pl.params<FusedAddRmsNormParams>();

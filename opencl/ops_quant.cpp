@@ -6,17 +6,40 @@
 #include "core/ops/op_refs.h"
 #include "core/quant/formats.h"
 #include "gemm_tile.h"
+#include "quant_kernels.h"
 
 namespace ts::ocl {
-namespace {
 
-// The build options that select a kind's decode in kernels/quant.h.
-std::string kind_defines(QuantKind kind) {
+std::string kind_defines(QuantKind kind, size_t plain_bytes) {
+  if (!quant::format(kind)) return fmt::format("-DQPLAIN -DDQ32=dq32_plain -DQBE=32 -DQBB={}", 32 * plain_bytes);
   const quant::Format& f = quant::block_format(kind);
   std::string fn(enum_name(kind));
   std::transform(fn.begin(), fn.end(), fn.begin(), [](unsigned char ch) { return std::tolower(ch); });
   return fmt::format("-DDQ32=dq32_{} -DQBE={} -DQBB={}", fn, f.block_elems, f.block_bytes);
 }
+
+// R x m 16-wide partial sums per work-item. CPU drivers: one row per work-item streaming its bytes (more
+// rows spill the sums; measured on PoCL). GPUs: two rows at m = 1 (the activation chunk is reused), one
+// above, keeping the sums within the register file (not measured on a GPU yet).
+GemvShape gemv_shape(const Planner& pl, QuantKind kind, int64_t m, int64_t n_cols) {
+  const bool cpu = pl.limits().cpu;
+  const quant::Format* f = quant::format(kind);
+  return {!cpu && m == 1 ? 2 : 1, cpu ? 1 : static_cast<int>(pl.reduction_group(n_cols / 32, 64)),
+          cpu && f ? f->block_elems / 32 : 1};
+}
+
+GemmTile quant_gemm_tile(const Planner& pl, int64_t n_cols) {
+  GemmTile t = gemm_tile(pl.limits());
+  // The slab is decoded 32 values at a time and never straddles the row's end.
+  if (t.tk % 32 != 0 || n_cols % t.tk != 0) t.tk = 32;
+  check(static_cast<size_t>(t.tk) * (t.tm + t.tn + 4) * 4 <= pl.limits().local_mem,
+        "OpenCL quant GEMM: a 32-deep slab of a {}x{} tile exceeds the device's local memory", t.tm, t.tn);
+  return t;
+}
+
+std::string GemvShape::defines() const { return fmt::format("-DR={} -DWG={} -DU={}", r, wg, u); }
+
+namespace {
 
 void plan_dequantize(Planner& pl) {
   const auto& p = pl.params<QuantRowsParams>();
@@ -31,24 +54,13 @@ void gguf_gemm(Planner& pl, QuantKind kind, cl_mem a, cl_mem w, cl_mem out, int6
                int64_t n_cols, int64_t ldo, int64_t ocol0) {
   const std::string kdefs = kind_defines(kind);
   if (m <= 8) {
-    // R x m 16-wide partial sums per work-item. CPU drivers: one row per work-item streaming its bytes
-    // (more rows spill the sums; measured on PoCL). GPUs: two rows at m = 1 (the activation chunk is
-    // reused), one above, keeping the sums within the register file (not measured on a GPU yet).
-    const bool cpu = pl.limits().cpu;
-    const int r = !cpu && m == 1 ? 2 : 1;
-    const int wg = cpu ? 1 : static_cast<int>(pl.reduction_group(n_cols / 32, 64));
-    const int64_t unit = cpu ? quant::block_format(kind).block_elems / 32 : 1;
-    pl.dispatch(pl.kernel("gemv_quant.cl", "gemv_quant",
-                          fmt::format("-DGM={} -DR={} -DWG={} -DU={} {}", m, r, wg, unit, kdefs)),
-                {ceil_div(n_rows, r) * wg}, {size_t(wg)}, a, w, out, n_rows, n_cols, ldo, ocol0);
+    const GemvShape g = gemv_shape(pl, kind, m, n_cols);
+    pl.dispatch(pl.kernel("gemv_quant.cl", "gemv_quant", fmt::format("-DGM={} {} {}", m, g.defines(), kdefs)),
+                {ceil_div(n_rows, g.r) * g.wg}, {size_t(g.wg)}, a, w, out, n_rows, n_cols, ldo, ocol0);
     return;
   }
-  GemmTile t = gemm_tile(pl.limits());
-  // The slab is decoded 32 values at a time and never straddles the row's end.
-  if (t.tk % 32 != 0 || n_cols % t.tk != 0) t.tk = 32;
-  check(static_cast<size_t>(t.tk) * (t.tm + t.tn + 4) * 4 <= pl.limits().local_mem,
-        "OpenCL gemm_quant: a 32-deep slab of a {}x{} tile exceeds the device's local memory", t.tm, t.tn);
-  dispatch_gemm_tiled(pl, t, "gemm_quant.cl", kdefs, a, w, out, m, n_rows, n_cols, ldo, ocol0);
+  dispatch_gemm_tiled(pl, quant_gemm_tile(pl, n_cols), "gemm_quant.cl", kdefs, a, w, out, m, n_rows, n_cols, ldo,
+                      ocol0);
 }
 
 void plan_gemm_quant(Planner& pl) {

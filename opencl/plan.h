@@ -104,6 +104,9 @@ void add_argmax_ops(PlanTable& t);
 void add_quant_ops(PlanTable& t);
 void add_paged_attention_ops(PlanTable& t);
 void add_paged_write_ops(PlanTable& t);
+void add_moe_route_ops(PlanTable& t);
+void add_moe_expert_ops(PlanTable& t);
+void add_moe_combine_ops(PlanTable& t);
 
 // Ceil division for dispatch sizes.
 inline size_t ceil_div(int64_t a, int64_t b) { return static_cast<size_t>((a + b - 1) / b); }

@@ -35,3 +35,9 @@ __kernel void silu_mul_split(__global const st_t* gate_up, __global st_t* out, i
   const size_t in = (size_t)(in_row0 + t) * 2 * im;
   ST(out, (size_t)(out_row0 + t) * im + i, silu(LD(gate_up, in + i)) * LD(gate_up, in + im + i));
 }
+
+// out[i] = silu(gate[i]) * up[i]: the moe family's silu_mul_stacked / _batched (gate and up apart).
+__kernel void silu_mul(__global const st_t* gate, __global const st_t* up, __global st_t* out, int len) {
+  const int i = get_global_id(0);
+  if (i < len) ST(out, i, silu(LD(gate, i)) * LD(up, i));
+}

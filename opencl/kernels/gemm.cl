@@ -6,12 +6,22 @@
 //   GPUs: many work-items, one register block each (the sub-tile is the block).
 //   CPU drivers: few work-items, several blocks each; the slabs in local memory are then the packed
 //   panels of a BLAS macro-kernel and the blocks stay in SIMD registers across the k loop.
-//   -DTM -DTN -DTK -DWX -DWY -DRM -DVW -DNV; -DEVEN when m % TM == n % TN == k % TK == 0.
+//   -DTM -DTN -DTK -DWX -DWY -DRM -DVW -DNV; -DEVEN when m % TM == n % TN == k % TK == 0; -DEVEN_K (a
+//   file's own) when only k % TK == 0: a's rows are then staged whole, checked once per row.
 // out is written at out[row * ldo + ocol0 + col] (a column range of a wider output).
 // A file that includes this one may store b otherwise: it defines B_T (b's element type) and
 // STAGE_B(b, bs, col0, k0, n, k, tid), which fills bs[TK][TN] with b[col0 .., k0 ..] transposed
 // (zeros past n), every work-item of the group taking its share; B_ARGS (", type name, ...") adds the
 // kernel arguments STAGE_B reads besides b.
+// A file may also gather and scatter rows (the MoE GEMM): A_AT(row) is the element offset of a's row
+// `row` (default row * k), O_AT(row) out's (default row * ldo), and GEMM_PROLOGUE runs first in the
+// kernel (after row0, col0 and tid), where it may narrow m, move b, or return for the whole group.
+#ifndef A_AT
+#define A_AT(row) ((size_t)(row) * k)
+#endif
+#ifndef O_AT
+#define O_AT(row) ((size_t)(row) * ldo)
+#endif
 #ifndef B_T
 #define B_T st_t
 #endif
@@ -35,6 +45,9 @@ void gemm_tiled(__global const st_t* a, __global const B_T* b, __global st_t* ou
   const int lx = get_local_id(0), ly = get_local_id(1);
   const int tid = ly * WX + lx;
   const int row0 = get_group_id(1) * TM, col0 = get_group_id(0) * TN;
+#ifdef GEMM_PROLOGUE
+  GEMM_PROLOGUE
+#endif
 
   vec_t acc[SM][SN / VW];
   for (int i = 0; i < SM; ++i)
@@ -45,10 +58,12 @@ void gemm_tiled(__global const st_t* a, __global const B_T* b, __global st_t* ou
     for (int e = tid; e < TM * TK / 4; e += NT) {
       const int r = e / (TK / 4), c = (e % (TK / 4)) * 4;
 #ifdef EVEN
-      vstore4(LD4(a, (size_t)(row0 + r) * k + k0 + c), 0, &as[r][c]);
+      vstore4(LD4(a, A_AT(row0 + r) + k0 + c), 0, &as[r][c]);
+#elif defined(EVEN_K)
+      vstore4(row0 + r < m ? LD4(a, A_AT(row0 + r) + k0 + c) : (float4)(0.0f), 0, &as[r][c]);
 #else
       for (int q = 0; q < 4; ++q)
-        as[r][c + q] = (row0 + r < m && k0 + c + q < k) ? LD(a, (size_t)(row0 + r) * k + k0 + c + q) : 0.0f;
+        as[r][c + q] = (row0 + r < m && k0 + c + q < k) ? LD(a, A_AT(row0 + r) + k0 + c + q) : 0.0f;
 #endif
     }
 #ifdef STAGE_B
@@ -100,7 +115,10 @@ void gemm_tiled(__global const st_t* a, __global const B_T* b, __global st_t* ou
 
   for (int i = 0; i < SM; ++i) {
     const int row = row0 + ly * SM + i;
-    __global st_t* orow = out + (size_t)row * ldo + ocol0;
+#ifndef EVEN
+    if (row >= m) continue;
+#endif
+    __global st_t* orow = out + O_AT(row) + ocol0;
     for (int v = 0; v < SN / VW; ++v) {
       const int col = col0 + lx * SN + v * VW;
 #if defined(EVEN) && defined(DT_F32)
@@ -108,15 +126,12 @@ void gemm_tiled(__global const st_t* a, __global const B_T* b, __global st_t* ou
 #else
       float r[VW];
       VSTORE(acc[i][v], 0, r);
+      for (int q = 0; q < VW; ++q) {
 #ifndef EVEN
-      if (row < m)
+        if (col + q < n)
 #endif
-        for (int q = 0; q < VW; ++q) {
-#ifndef EVEN
-          if (col + q < n)
-#endif
-            ST(orow, col + q, r[q]);
-        }
+          ST(orow, col + q, r[q]);
+      }
 #endif
     }
   }

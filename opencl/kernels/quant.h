@@ -1,5 +1,5 @@
 // The GGUF block kinds, decoded 32 values at a time: the one place every quant kernel (dequantize,
-// GEMV, tiled GEMM, later MoE) reads a block layout from. Layouts are ggml's (core/quant/formats.h).
+// GEMV, tiled GEMM, the MoE experts) reads a block layout from. Layouts are ggml's (core/quant/formats.h).
 //
 // dq32_<kind>(row, blk, j, &lo, &hi) decodes the 32 values of chunk j of block blk of a row (lo: the
 // first 16, hi: the next 16). 32 values are a legacy block (j = 0), or one of the 8 sub-blocks of a
@@ -118,4 +118,13 @@ inline void dq32_q6_k(__global const uchar* row, int blk, int j, float16* lo, fl
   const float16 v1 = convert_float16(convert_int16(n1 | (h1 << (uchar16)(4))) - 32);
   *lo = (d * (float)sc[0]) * v0;
   *hi = (d * (float)sc[1]) * v1;
+}
+
+// Plain rows (F32 / F16 / BF16 experts, stored in the case dtype), read through the same interface so
+// that one GEMV serves them: -DQPLAIN -DDQ32=dq32_plain -DQBE=32 -DQBB=(32 x the element size). A plain
+// row need not hold whole chunks: callers sum the k % 32 tail apart (gemv_core.h).
+inline void dq32_plain(__global const uchar* row, int blk, int j, float16* lo, float16* hi) {
+  __global const st_t* p = (__global const st_t*)row + (size_t)blk * 32;
+  *lo = LDN(16, p, 0);
+  *hi = LDN(16, p, 16);
 }
