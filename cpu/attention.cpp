@@ -1,9 +1,11 @@
 // flash_attention, mla_attention and flash_attention_batched_per_cache on one core: a block of query
 // rows (F32) against a range of key rows, online softmax over tiles of keys, reading only keys some
-// row can see (rows outside the visible range may hold NaN). Rows go through a tile four at a time,
-// so each key and value row is read from memory once for the four (GQA heads of one kv head). Work is split over (sequence, kv head,
-// query block) and, for short query blocks (decode), over fixed key ranges too; the partial softmax
-// states of a block are then merged in key order, so results do not depend on thread timing.
+// row can see (rows outside the visible range may hold NaN). Rows go through a tile kRowGroup at a
+// time, so each key and value row is read from memory once for the group (GQA heads of one kv head),
+// in its own element type (F16, BF16, I8, F8 converted in registers, quantized rows' scales folded
+// into the scores and softmax weights). Work is split over (sequence, kv head, query block) and, for
+// short query blocks (decode), over fixed key ranges too; the partial softmax states of a block are
+// then merged in key order, so results do not depend on thread timing.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "cpu/attention.cpp"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
@@ -26,9 +28,9 @@ HWY_BEFORE_NAMESPACE();
 namespace ts::cpu::HWY_NAMESPACE {
 
 constexpr int64_t kTile = 64;          // keys per online-softmax step
-// Query rows that share each load of a key and value row: 4 rows x 4 keys of accumulators fit the
-// 32 vector registers of AVX-512; targets with 16 take 2 rows at a time.
-constexpr int kRowGroup = HWY_TARGET <= HWY_AVX3 ? 4 : 2;
+// Query rows that share each load (and conversion) of a key and value row: the 4 query heads of a
+// Llama-style kv head at once, so a row is converted from the pool's type once, not once per pair.
+constexpr int kRowGroup = HWY_TARGET == HWY_SCALAR ? 2 : 4;
 constexpr int64_t kPrefetchKeys = 16;   // how far ahead of use key and value rows are asked for
 // Fully unrolled loops over the rows of a group, so their vector accumulators live in registers.
 #define TS_UNROLL_ROWS _Pragma("GCC unroll 4")
@@ -64,165 +66,14 @@ HWY_INLINE hn::Vec<hn::Full128<float>> SumOfLanes4(VF v0, VF v1, VF v2, VF v3) {
   const VF lo = hn::BitCast(d, hn::InterleaveLower(d64, a, b)), hi = hn::BitCast(d, hn::InterleaveUpper(d64, a, b));
   return AddBlocks(d, hn::Add(lo, hi));
 }
-constexpr int64_t kKeyStep = 4;  // keys scored together, so their horizontal sums are shared
-#else
-constexpr int64_t kKeyStep = 1;
 #endif
-
-// s[r][j] = dot(q[r], k row j) * scale for R rows and keys j < n. Each key row is loaded once for
-// all R rows (GQA: the R query heads of one kv head), which is what keeps decode memory-bound;
-// keys go kKeyStep at a time so that each q load serves several keys.
-// prefetch(j) runs before key j: memory requests spread over the loop instead of one burst.
-template <int R, class Prefetch>
-HWY_INLINE void Scores(const float* const* HWY_RESTRICT q, const float* k0, int64_t kstride, int64_t n, int64_t dk,
-                       float scale, float (*HWY_RESTRICT s)[kTile], const Prefetch& prefetch) {
-  const DF d;
-  const int64_t N = hn::Lanes(d);
-  int64_t j = 0;
-#if HWY_TARGET != HWY_SCALAR
-  if (dk % N == 0) {
-    const hn::Full128<float> d4;
-    for (; j + kKeyStep <= n; j += kKeyStep) {
-      for (int64_t i = 0; i < kKeyStep; ++i) prefetch(j + i);
-      const float* HWY_RESTRICT k = k0 + j * kstride;
-      VF a[R][4];
-      TS_UNROLL_ROWS for (int r = 0; r < R; ++r) a[r][0] = a[r][1] = a[r][2] = a[r][3] = hn::Zero(d);
-      for (int64_t c = 0; c < dk; c += N) {
-        const VF x0 = hn::LoadU(d, k + c), x1 = hn::LoadU(d, k + kstride + c);
-        const VF x2 = hn::LoadU(d, k + 2 * kstride + c), x3 = hn::LoadU(d, k + 3 * kstride + c);
-        TS_UNROLL_ROWS for (int r = 0; r < R; ++r) {
-          const VF qc = hn::LoadU(d, q[r] + c);
-          a[r][0] = hn::MulAdd(qc, x0, a[r][0]);
-          a[r][1] = hn::MulAdd(qc, x1, a[r][1]);
-          a[r][2] = hn::MulAdd(qc, x2, a[r][2]);
-          a[r][3] = hn::MulAdd(qc, x3, a[r][3]);
-        }
-      }
-      TS_UNROLL_ROWS for (int r = 0; r < R; ++r)
-        hn::StoreU(hn::Mul(SumOfLanes4(a[r][0], a[r][1], a[r][2], a[r][3]), hn::Set(d4, scale)), d4, s[r] + j);
-    }
-  }
-#endif
-  for (; j < n; ++j) {
-    prefetch(j);
-    const float* HWY_RESTRICT k = k0 + j * kstride;
-    VF a[R], b[R];
-    TS_UNROLL_ROWS for (int r = 0; r < R; ++r) a[r] = b[r] = hn::Zero(d);
-    int64_t c = 0;
-    for (; c + 2 * N <= dk; c += 2 * N) {
-      const VF k1 = hn::LoadU(d, k + c), k2 = hn::LoadU(d, k + c + N);
-      TS_UNROLL_ROWS for (int r = 0; r < R; ++r) {
-        a[r] = hn::MulAdd(hn::LoadU(d, q[r] + c), k1, a[r]);
-        b[r] = hn::MulAdd(hn::LoadU(d, q[r] + c + N), k2, b[r]);
-      }
-    }
-    if (c + N <= dk) {
-      const VF k1 = hn::LoadU(d, k + c);
-      TS_UNROLL_ROWS for (int r = 0; r < R; ++r) a[r] = hn::MulAdd(hn::LoadU(d, q[r] + c), k1, a[r]);
-      c += N;
-    }
-    TS_UNROLL_ROWS for (int r = 0; r < R; ++r) {
-      float dot = hn::GetLane(hn::SumOfLanes(d, hn::Add(a[r], b[r])));
-      for (int64_t i = c; i < dk; ++i) dot += q[r][i] * k[i];
-      s[r][j] = dot * scale;
-    }
-  }
+// Keys scored together for R rows, so that one q load serves several keys and their horizontal sums
+// are shared: R x KeyStep accumulators plus the key loads fit the vector registers (16 below
+// AVX-512, where 4 rows take 2 keys at a time). R x KeyStep is a multiple of 4 (SumOfLanes4).
+template <int R> constexpr int64_t KeyStep() {
+  if constexpr (HWY_TARGET == HWY_SCALAR) return 1;
+  else return R == 4 && HWY_TARGET > HWY_AVX3 ? 2 : 4;
 }
-
-// acc[r][c] += sum_j p[r][j] * v[j][c] for R rows; v row j at v0 + j * vstride, loaded once for all
-// rows, and the accumulators stay in registers across the keys.
-template <int R>
-HWY_INLINE void AccumulateValues(const float (*HWY_RESTRICT p)[kTile], int64_t n, const float* v0, int64_t vstride,
-                                 float* const* HWY_RESTRICT acc, int64_t dv) {
-  const DF d;
-  const int64_t N = hn::Lanes(d);
-  int64_t c = 0;
-  for (; c + 2 * N <= dv; c += 2 * N) {
-    VF a[R], b[R];
-    TS_UNROLL_ROWS for (int r = 0; r < R; ++r) a[r] = hn::LoadU(d, acc[r] + c), b[r] = hn::LoadU(d, acc[r] + c + N);
-    for (int64_t j = 0; j < n; ++j) {
-      const float* HWY_RESTRICT v = v0 + j * vstride + c;
-      const VF v1 = hn::LoadU(d, v), v2 = hn::LoadU(d, v + N);
-      TS_UNROLL_ROWS for (int r = 0; r < R; ++r) {
-        const VF pj = hn::Set(d, p[r][j]);
-        a[r] = hn::MulAdd(pj, v1, a[r]);
-        b[r] = hn::MulAdd(pj, v2, b[r]);
-      }
-    }
-    TS_UNROLL_ROWS for (int r = 0; r < R; ++r) hn::StoreU(a[r], d, acc[r] + c), hn::StoreU(b[r], d, acc[r] + c + N);
-  }
-  for (; c + N <= dv; c += N) {
-    VF a[R];
-    TS_UNROLL_ROWS for (int r = 0; r < R; ++r) a[r] = hn::LoadU(d, acc[r] + c);
-    for (int64_t j = 0; j < n; ++j) {
-      const VF v = hn::LoadU(d, v0 + j * vstride + c);
-      TS_UNROLL_ROWS for (int r = 0; r < R; ++r) a[r] = hn::MulAdd(hn::Set(d, p[r][j]), v, a[r]);
-    }
-    TS_UNROLL_ROWS for (int r = 0; r < R; ++r) hn::StoreU(a[r], d, acc[r] + c);
-  }
-  for (; c < dv; ++c)
-    TS_UNROLL_ROWS for (int r = 0; r < R; ++r) {
-      float a = acc[r][c];
-      for (int64_t j = 0; j < n; ++j) a += p[r][j] * v0[j * vstride + c];
-      acc[r][c] = a;
-    }
-}
-
-// One online-softmax step for R rows (rows first .. first + R - 1 of the block) over the keys
-// [u0, u0 + n) of a tile, which some of those rows see: scores, masking of the keys a row does not
-// see, rescaling of the running state, then p·V.
-template <int R, class Prefetch>
-HWY_INLINE void StepRows(const AttnTask& task, const AttnBlock& blk, int64_t first, int64_t u0, int64_t n,
-                         const float* k0, int64_t kstride, const float* v0, int64_t vstride, int64_t dk, int64_t dv,
-                         float scale, const Prefetch& prefetch) {
-  const DF d;
-  const int64_t N = hn::Lanes(d);
-  HWY_ALIGN float s[R][kTile];
-  Scores<R>(blk.q + first, k0, kstride, n, dk, scale, s, prefetch);
-  float* acc[R];
-  TS_UNROLL_ROWS for (int r = 0; r < R; ++r) {
-    const int64_t row = first + r;
-    acc[r] = task.acc + row * dv;
-    const int64_t a = std::clamp(blk.lo[row] - u0, int64_t{0}, n), b = std::clamp(blk.hi[row] - u0, int64_t{0}, n);
-    if (a >= b) {  // this row sees none of these keys: it adds nothing
-      std::fill(s[r], s[r] + n, 0.0f);
-      continue;
-    }
-    float mt = -std::numeric_limits<float>::infinity();
-    for (int64_t j = a; j < b; ++j) mt = std::max(mt, s[r][j]);
-    float& m = task.m[row];
-    float& l = task.l[row];
-    const float mn = std::max(m, mt);
-    if (m != mn) {
-      const float corr = m == -std::numeric_limits<float>::infinity() ? 0.0f : std::exp(m - mn);
-      l *= corr;
-      Scale(corr, acc[r], dv);
-      m = mn;
-    }
-    std::fill(s[r], s[r] + a, 0.0f);
-    std::fill(s[r] + b, s[r] + n, 0.0f);
-    const VF vm = hn::Set(d, mn);
-    int64_t j = a;
-    for (; j + N <= b; j += N) hn::StoreU(hn::Exp(d, hn::Sub(hn::LoadU(d, s[r] + j), vm)), d, s[r] + j);
-    for (; j < b; ++j) s[r][j] = std::exp(s[r][j] - mn);
-    for (j = a; j < b; ++j) l += s[r][j];
-  }
-  AccumulateValues<R>(s, n, v0, vstride, acc, dv);
-}
-
-// Asks for key row j and value row j (below `end`) into L2.
-template <class T> struct RowPrefetch {
-  const KvView& kv;
-  const T *k1, *k2, *v;
-  int64_t end;
-  HWY_INLINE void operator()(int64_t j) const {
-    if (j >= end) return;
-    PrefetchL2(k1 + j * kv.ks1, kv.d1 * sizeof(T));
-    if (kv.d2) PrefetchL2(k2 + j * kv.ks2, kv.d2 * sizeof(T));
-    if (kv.v) PrefetchL2(v + j * kv.vs, kv.dv * sizeof(T));
-  }
-};
-
 // Element to float for every K/V element type: the float types through Highway's conversions; I8 and
 // F8_E4M3 codes (their pools are scaled per slot) widened in lanes too, since decode over a quantized
 // pool is meant to beat the F16 pool's speed by reading fewer bytes, not lose it converting them.
@@ -231,18 +82,19 @@ inline float ElemToF32(F8E4M3 v) { return f8e4m3_to_f32(static_cast<uint8_t>(v))
 template <class T> inline float ElemToF32(T v) { return to_f(v); }
 
 #if HWY_TARGET != HWY_SCALAR
-// e4m3fn codes to F32 in lanes: a normal code's exponent and mantissa move into F32's fields (the
-// exponent bias goes from 7 to 127, + 120 << 23); a subnormal one (exponent 0) is mantissa x 2^-9;
-// S.1111.111 is NaN (e4m3fn has no infinity).
+// e4m3fn codes to F32 in lanes, through F16 (whose conversion to F32 the hardware does): e4m3's
+// exponent and mantissa fields sit at F16's, shifted left 7, and the value is then 2^8 too small (bias
+// 15 instead of 7); subnormal codes land on F16 subnormals of the same ratio. S.1111.111 is NaN
+// (e4m3fn has no infinity): set after the conversion, whose emulation (no F16C) maps no NaN.
 HWY_INLINE VF F8ToF32(DF d, const F8E4M3* p) {
-  const hn::RebindToUnsigned<DF> du;
-  const auto u = hn::PromoteTo(du, hn::LoadU(hn::Rebind<uint8_t, DF>(), reinterpret_cast<const uint8_t*>(p)));
-  const auto em = hn::And(u, hn::Set(du, 0x7Fu));
-  const VF normal = hn::BitCast(d, hn::Add(hn::ShiftLeft<20>(em), hn::Set(du, 120u << 23)));
-  const VF sub = hn::Mul(hn::ConvertTo(d, hn::BitCast(hn::RebindToSigned<DF>(), em)), hn::Set(d, 0x1p-9f));
-  VF mag = hn::IfThenElse(hn::RebindMask(d, hn::Lt(em, hn::Set(du, 8u))), sub, normal);
-  mag = hn::IfThenElse(hn::RebindMask(d, hn::Eq(em, hn::Set(du, 0x7Fu))), hn::NaN(d), mag);
-  return hn::Or(mag, hn::BitCast(d, hn::ShiftLeft<24>(hn::And(u, hn::Set(du, 0x80u)))));
+  const hn::Rebind<int16_t, DF> di;
+  // A sign-extended code shifted left 7 has its sign in bit 15 (and a copy in bit 14, cleared).
+  const auto code = hn::PromoteTo(di, hn::LoadU(hn::Rebind<int8_t, DF>(), reinterpret_cast<const int8_t*>(p)));
+  const auto h = hn::And(hn::ShiftLeft<7>(code), hn::Set(di, static_cast<int16_t>(0xBF80)));
+  const auto em = hn::Set(di, static_cast<int16_t>(0x3F80));
+  const auto nan = hn::PromoteTo(hn::RebindToSigned<DF>(), hn::VecFromMask(di, hn::Eq(hn::And(h, em), em)));
+  const VF f = hn::Mul(hn::PromoteTo(d, hn::BitCast(hn::Rebind<hwy::float16_t, DF>(), h)), hn::Set(d, 256.0f));
+  return hn::Or(f, hn::BitCast(d, nan));  // all ones: a NaN
 }
 HWY_INLINE VF I8ToF32(DF d, const int8_t* p) {
   return hn::ConvertTo(d, hn::PromoteTo(hn::RebindToSigned<DF>(), hn::LoadU(hn::Rebind<int8_t, DF>(), p)));
@@ -298,18 +150,253 @@ void LoadPagedRows(const KvView& kv, int64_t ua, int64_t ub, int64_t t0, float* 
   }
 }
 
-template <class T> void AttendT(const AttnTask& task, const AttnBlock& blk, const KvView& kv, float scale) {
+// Lanes of a K/V row as F32, converted in registers from the pool's own element type: decode is
+// meant to be bound by the bytes it reads, so no row is first copied out widened (an F16 or I8 pool
+// read through an F32 copy costs a store and a reload per element, and runs slower than F32 rows).
+HWY_INLINE VF LoadLanes(DF d, const float* p) { return LoadF(d, p); }
+HWY_INLINE VF LoadLanes(DF d, const hwy::float16_t* p) { return LoadF(d, p); }
+HWY_INLINE VF LoadLanes(DF d, const hwy::bfloat16_t* p) { return LoadF(d, p); }
+#if HWY_TARGET != HWY_SCALAR
+HWY_INLINE VF LoadLanes(DF d, const int8_t* p) { return I8ToF32(d, p); }
+HWY_INLINE VF LoadLanes(DF d, const F8E4M3* p) { return F8ToF32(d, p); }
+#else
+template <class T> HWY_INLINE VF LoadLanes(DF d, const T* p) { return hn::Set(d, ElemToF32(*p)); }
+#endif
+
+// The key and value rows of one tile as the kernel reads them: where each row starts (in the pool
+// itself, or in an F32 copy for layouts whose rows are not contiguous) and, for quantized pools, each
+// row's scale, applied to its score and to its softmax weight instead of to every element. Entries
+// run kPrefetchKeys past the tile's last row (while such rows exist) so that the prefetcher finds them.
+template <class E> struct TileRows {
+  const E* k[kTile + kPrefetchKeys];
+  const E* v[kTile + kPrefetchKeys];
+  float ks[kTile], vs[kTile];
+  int64_t n = 0, ahead = 0;  // rows in the tile; rows with addresses beyond it
+  bool scaled = false;
+  bool in_pool = false;  // rows read in place (worth prefetching), not from a copy
+};
+
+// s[r][j] = dot(q[r], k row j) * scale (* the row's scale) for R rows and keys j < n. Each key row is
+// loaded and converted once for all R rows (GQA: the R query heads of one kv head); keys go KeyStep<R>()
+// at a time so that each q load serves several keys. prefetch(j) runs before key j: memory requests
+// spread over the loop instead of one burst.
+template <int R, class E, class Prefetch>
+HWY_INLINE void Scores(const float* const* HWY_RESTRICT q, const E* const* krow, const float* ks, int64_t n,
+                       int64_t dk, float scale, float (*HWY_RESTRICT s)[kTile], const Prefetch& prefetch) {
+  const DF d;
+  const int64_t N = hn::Lanes(d);
+  int64_t j = 0;
+#if HWY_TARGET != HWY_SCALAR
+  constexpr int64_t KS = KeyStep<R>();
+  if (dk % N == 0 && KS > 1) {
+    for (; j + KS <= n; j += KS) {
+      TS_UNROLL_ROWS for (int64_t i = 0; i < KS; ++i) prefetch(j + i);
+      const E* HWY_RESTRICT k[KS];
+      TS_UNROLL_ROWS for (int64_t i = 0; i < KS; ++i) k[i] = krow[j + i];
+      VF a[R * KS];
+      TS_UNROLL_ROWS for (int64_t i = 0; i < R * KS; ++i) a[i] = hn::Zero(d);
+      for (int64_t c = 0; c < dk; c += N) {
+        VF x[KS];
+        TS_UNROLL_ROWS for (int64_t i = 0; i < KS; ++i) x[i] = LoadLanes(d, k[i] + c);
+        TS_UNROLL_ROWS for (int r = 0; r < R; ++r) {
+          const VF qc = hn::LoadU(d, q[r] + c);
+          TS_UNROLL_ROWS for (int64_t i = 0; i < KS; ++i) a[r * KS + i] = hn::MulAdd(qc, x[i], a[r * KS + i]);
+        }
+      }
+      const hn::Full128<float> d4;
+      HWY_ALIGN float dots[R * KS];  // row r's dot with key j + i at r * KS + i
+      TS_UNROLL_ROWS for (int64_t g = 0; g < R * KS; g += 4)
+        hn::Store(SumOfLanes4(a[g], a[g + 1], a[g + 2], a[g + 3]), d4, dots + g);
+      TS_UNROLL_ROWS for (int64_t i = 0; i < KS; ++i) {
+        const float sj = ks ? scale * ks[j + i] : scale;
+        TS_UNROLL_ROWS for (int r = 0; r < R; ++r) s[r][j + i] = dots[r * KS + i] * sj;
+      }
+    }
+  }
+#endif
+  for (; j < n; ++j) {
+    prefetch(j);
+    const E* HWY_RESTRICT k = krow[j];
+    VF a[R], b[R];
+    TS_UNROLL_ROWS for (int r = 0; r < R; ++r) a[r] = b[r] = hn::Zero(d);
+    int64_t c = 0;
+    for (; c + 2 * N <= dk; c += 2 * N) {
+      const VF k1 = LoadLanes(d, k + c), k2 = LoadLanes(d, k + c + N);
+      TS_UNROLL_ROWS for (int r = 0; r < R; ++r) {
+        a[r] = hn::MulAdd(hn::LoadU(d, q[r] + c), k1, a[r]);
+        b[r] = hn::MulAdd(hn::LoadU(d, q[r] + c + N), k2, b[r]);
+      }
+    }
+    if (c + N <= dk) {
+      const VF k1 = LoadLanes(d, k + c);
+      TS_UNROLL_ROWS for (int r = 0; r < R; ++r) a[r] = hn::MulAdd(hn::LoadU(d, q[r] + c), k1, a[r]);
+      c += N;
+    }
+    const float sj = ks ? scale * ks[j] : scale;
+    TS_UNROLL_ROWS for (int r = 0; r < R; ++r) {
+      float dot = hn::GetLane(hn::SumOfLanes(d, hn::Add(a[r], b[r])));
+      for (int64_t i = c; i < dk; ++i) dot += q[r][i] * ElemToF32(k[i]);
+      s[r][j] = dot * sj;
+    }
+  }
+}
+
+// acc[r][c] += sum_j p[r][j] * v row j [c] for R rows; each value row is loaded and converted once
+// for all rows, and the accumulators stay in registers across the keys.
+template <int R, class E>
+HWY_INLINE void AccumulateValues(const float (*HWY_RESTRICT p)[kTile], int64_t n, const E* const* vrow,
+                                 float* const* HWY_RESTRICT acc, int64_t dv) {
+  const DF d;
+  const int64_t N = hn::Lanes(d);
+  int64_t c = 0;
+  for (; c + 2 * N <= dv; c += 2 * N) {
+    VF a[R], b[R];
+    TS_UNROLL_ROWS for (int r = 0; r < R; ++r) a[r] = hn::LoadU(d, acc[r] + c), b[r] = hn::LoadU(d, acc[r] + c + N);
+    for (int64_t j = 0; j < n; ++j) {
+      const E* HWY_RESTRICT v = vrow[j] + c;
+      const VF v1 = LoadLanes(d, v), v2 = LoadLanes(d, v + N);
+      TS_UNROLL_ROWS for (int r = 0; r < R; ++r) {
+        const VF pj = hn::Set(d, p[r][j]);
+        a[r] = hn::MulAdd(pj, v1, a[r]);
+        b[r] = hn::MulAdd(pj, v2, b[r]);
+      }
+    }
+    TS_UNROLL_ROWS for (int r = 0; r < R; ++r) hn::StoreU(a[r], d, acc[r] + c), hn::StoreU(b[r], d, acc[r] + c + N);
+  }
+  for (; c + N <= dv; c += N) {
+    VF a[R];
+    TS_UNROLL_ROWS for (int r = 0; r < R; ++r) a[r] = hn::LoadU(d, acc[r] + c);
+    for (int64_t j = 0; j < n; ++j) {
+      const VF v = LoadLanes(d, vrow[j] + c);
+      TS_UNROLL_ROWS for (int r = 0; r < R; ++r) a[r] = hn::MulAdd(hn::Set(d, p[r][j]), v, a[r]);
+    }
+    TS_UNROLL_ROWS for (int r = 0; r < R; ++r) hn::StoreU(a[r], d, acc[r] + c);
+  }
+  for (; c < dv; ++c)
+    TS_UNROLL_ROWS for (int r = 0; r < R; ++r) {
+      float a = acc[r][c];
+      for (int64_t j = 0; j < n; ++j) a += p[r][j] * ElemToF32(vrow[j][c]);
+      acc[r][c] = a;
+    }
+}
+
+// One online-softmax step for R rows (rows first .. first + R - 1 of the block) over the keys
+// [u0, u0 + n) of a tile, which some of those rows see (rows[0] is key u0): scores, masking of the
+// keys a row does not see, rescaling of the running state, then p·V.
+template <int R, class E, class Prefetch>
+HWY_INLINE void StepRows(const AttnTask& task, const AttnBlock& blk, int64_t first, int64_t u0, int64_t n,
+                         const TileRows<E>& rows, int64_t off, int64_t dk, int64_t dv, float scale,
+                         const Prefetch& prefetch) {
+  const DF d;
+  const int64_t N = hn::Lanes(d);
+  HWY_ALIGN float s[R][kTile];
+  Scores<R>(blk.q + first, rows.k + off, rows.scaled ? rows.ks + off : nullptr, n, dk, scale, s, prefetch);
+  float* acc[R];
+  TS_UNROLL_ROWS for (int r = 0; r < R; ++r) {
+    const int64_t row = first + r;
+    acc[r] = task.acc + row * dv;
+    const int64_t a = std::clamp(blk.lo[row] - u0, int64_t{0}, n), b = std::clamp(blk.hi[row] - u0, int64_t{0}, n);
+    if (a >= b) {  // this row sees none of these keys: it adds nothing
+      std::fill(s[r], s[r] + n, 0.0f);
+      continue;
+    }
+    float mt = -std::numeric_limits<float>::infinity();
+    for (int64_t j = a; j < b; ++j) mt = std::max(mt, s[r][j]);
+    float& m = task.m[row];
+    float& l = task.l[row];
+    const float mn = std::max(m, mt);
+    if (m != mn) {
+      const float corr = m == -std::numeric_limits<float>::infinity() ? 0.0f : std::exp(m - mn);
+      l *= corr;
+      Scale(corr, acc[r], dv);
+      m = mn;
+    }
+    std::fill(s[r], s[r] + a, 0.0f);
+    std::fill(s[r] + b, s[r] + n, 0.0f);
+    const VF vm = hn::Set(d, mn);
+    int64_t j = a;
+    for (; j + N <= b; j += N) hn::StoreU(hn::Exp(d, hn::Sub(hn::LoadU(d, s[r] + j), vm)), d, s[r] + j);
+    for (; j < b; ++j) s[r][j] = std::exp(s[r][j] - mn);
+    for (j = a; j < b; ++j) l += s[r][j];
+    // A quantized value row's scale multiplies its weight once rather than each of its elements.
+    if (rows.scaled)
+      for (j = a; j < b; ++j) s[r][j] *= rows.vs[off + j];
+  }
+  AccumulateValues<R>(s, n, rows.v + off, acc, dv);
+}
+
+// Asks for the key and value rows of tile entry i into L2, when the tile knows them.
+template <class E> struct RowPrefetch {
+  const TileRows<E>& rows;
+  int64_t kbytes, vbytes;
+  HWY_INLINE void operator()(int64_t i) const {
+    if (i >= rows.n + rows.ahead) return;
+    PrefetchL2(rows.k[i], static_cast<size_t>(kbytes));
+    PrefetchL2(rows.v[i], static_cast<size_t>(vbytes));
+  }
+};
+
+// The tile's rows [ua, ub) (and up to kPrefetchKeys beyond, below `end`) found in place: affine rows,
+// or a ferrum pool's, whose rows inside a block are contiguous and whose block the table gives.
+template <class T> void DirectRows(const KvView& kv, int64_t ua, int64_t ub, int64_t end, TileRows<T>& rows) {
+  const KvPaging& pg = kv.paging;
+  const T* k = static_cast<const T*>(kv.k1);
+  // MLA without a second key segment: values are the key rows' first dv elements.
+  const T* v = kv.v ? static_cast<const T*>(kv.v) : k;
+  const int64_t vs = kv.v ? kv.vs : kv.ks1;
+  rows.n = ub - ua;
+  rows.ahead = std::min(end, ub + kPrefetchKeys) - ub;
+  rows.scaled = pg.k_scale || pg.v_scale;
+  rows.in_pool = true;
+  for (int64_t i = 0; i < rows.n + rows.ahead; ++i) {
+    const int64_t j = ua + i;
+    if (!pg.table) {
+      rows.k[i] = k + j * kv.ks1;
+      rows.v[i] = v + j * vs;
+      continue;
+    }
+    const int64_t b = pg.table[j / pg.block_size], slot = j % pg.block_size;
+    rows.k[i] = k + b * pg.k_block_stride + slot * kv.ks1;
+    rows.v[i] = v + b * pg.v_block_stride + slot * vs;
+    if (i < rows.n && rows.scaled) {
+      rows.ks[i] = pg.k_scale ? pg.k_scale[b * pg.s_block_stride + slot] : 1.0f;
+      rows.vs[i] = pg.v_scale ? pg.v_scale[b * pg.s_block_stride + slot] : 1.0f;
+    }
+  }
+}
+
+// The tile's rows [ua, ub) widened (and dequantized) into F32 copies, for the layouts whose rows are
+// not contiguous: vLLM's pools (x-interleaved keys, channel-major values) and MLA's two key segments.
+template <class T>
+void GatheredRows(const KvView& kv, int64_t ua, int64_t ub, float* kbuf, float* vbuf, TileRows<float>& rows) {
   const int64_t dk = kv.d1 + kv.d2;
-  // K rows used in place when they are F32, affine and in one piece; otherwise widened per tile.
-  const bool paged = kv.paging.table != nullptr;
-  const bool k_direct = std::is_same_v<T, float> && kv.d2 == 0 && !paged;
-  const bool v_direct = std::is_same_v<T, float> && kv.v != nullptr && !paged;
-  thread_local std::vector<float> kbuf, vbuf;
-  if (!k_direct) kbuf.resize(static_cast<size_t>(kTile * dk));
-  if (!v_direct && kv.v) vbuf.resize(static_cast<size_t>(kTile * kv.dv));
-  const T* k1 = static_cast<const T*>(kv.k1);
-  const T* k2 = static_cast<const T*>(kv.k2);
-  const T* v = static_cast<const T*>(kv.v);
+  if (kv.paging.table) {
+    LoadPagedRows<T>(kv, ua, ub, ua, kbuf, vbuf);
+  } else {
+    const T* k1 = static_cast<const T*>(kv.k1);
+    const T* k2 = static_cast<const T*>(kv.k2);
+    const T* v = static_cast<const T*>(kv.v);
+    for (int64_t j = ua; j < ub; ++j) {
+      float* dst = kbuf + (j - ua) * dk;
+      WidenRow(k1 + j * kv.ks1, dst, kv.d1, 1.0f);
+      if (kv.d2) WidenRow(k2 + j * kv.ks2, dst + kv.d1, kv.d2, 1.0f);
+      if (kv.v) WidenRow(v + j * kv.vs, vbuf + (j - ua) * kv.dv, kv.dv, 1.0f);
+    }
+  }
+  rows.n = ub - ua;
+  rows.ahead = 0;
+  rows.scaled = false;
+  rows.in_pool = false;
+  for (int64_t i = 0; i < rows.n; ++i) {
+    rows.k[i] = kbuf + i * dk;
+    rows.v[i] = kv.v ? vbuf + i * kv.dv : kbuf + i * dk;  // MLA: values are the first key segment
+  }
+}
+
+// The tiles of a task, each tile's visible rows in groups of kRowGroup query rows sharing every load.
+template <class E, class Fill>
+void AttendTiles(const AttnTask& task, const AttnBlock& blk, const KvView& kv, float scale, const Fill& fill) {
+  const int64_t dk = kv.d1 + kv.d2;
   // Keys some row of [r0, r1) sees within [t0, t1), as [lo, hi); empty when none does.
   auto seen = [&](int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
     int64_t lo = t1, hi = t0;
@@ -319,44 +406,23 @@ template <class T> void AttendT(const AttnTask& task, const AttnBlock& blk, cons
     }
     return std::pair{lo, hi};
   };
-
+  TileRows<E> rows;
+  const RowPrefetch<E> prefetch_rows{rows, static_cast<int64_t>(dk * sizeof(E)),
+                                     static_cast<int64_t>(kv.dv * sizeof(E))};
   for (int64_t t0 = task.j0; t0 < task.j1; t0 += kTile) {
     const int64_t t1 = std::min(t0 + kTile, task.j1);
     const auto [ua, ub] = seen(0, blk.rows, t0, t1);
     if (ua >= ub) continue;
-    // Decode streams K and V: while the first row group scores key j, ask for the rows of key
-    // j + kPrefetchKeys, so the requests spread over the tile instead of arriving in one burst.
-    const RowPrefetch<T> prefetch_ahead{kv, k1, k2, v, task.j1};
-    auto no_prefetch = [](int64_t) {};
-    if (paged) {
-      LoadPagedRows<T>(kv, ua, ub, t0, kbuf.data(), vbuf.data());
-    } else {
-      if (!k_direct)
-        for (int64_t j = ua; j < ub; ++j) {
-          float* dst = kbuf.data() + (j - t0) * dk;
-          WidenRow(k1 + j * kv.ks1, dst, kv.d1, 1.0f);
-          if (kv.d2) WidenRow(k2 + j * kv.ks2, dst + kv.d1, kv.d2, 1.0f);
-        }
-      if (!v_direct && kv.v)
-        for (int64_t j = ua; j < ub; ++j) WidenRow(v + j * kv.vs, vbuf.data() + (j - t0) * kv.dv, kv.dv, 1.0f);
-    }
-    // Row j of the keys and values as F32, and the distance between consecutive rows.
-    const float* kt = k_direct ? reinterpret_cast<const float*>(k1) + t0 * kv.ks1 : kbuf.data();
-    const int64_t kstride = k_direct ? kv.ks1 : dk;
-    const float* vt = !kv.v ? kt : v_direct ? reinterpret_cast<const float*>(v) + t0 * kv.vs : vbuf.data();
-    const int64_t vstride = !kv.v ? kstride : v_direct ? kv.vs : kv.dv;  // MLA: values are the first key segment
-
+    fill(ua, ub, rows);
     for (int64_t r0 = 0; r0 < blk.rows; r0 += kRowGroup) {
       const int64_t r1 = std::min<int64_t>(blk.rows, r0 + kRowGroup);
       // Not a structured binding: the lambdas below capture a and b, which clang before 16 refuses.
       const std::pair<int64_t, int64_t> range = seen(r0, r1, t0, t1);
       const int64_t a = range.first, b = range.second;
       if (a >= b) continue;
-      const float* kr = kt + (a - t0) * kstride;
-      const float* vr = vt + (a - t0) * vstride;
       static_assert(kRowGroup <= 4, "one StepRows instance per group size below");
-      auto step = [&](auto rows, const auto& prefetch) {
-        StepRows<decltype(rows)::value>(task, blk, r0, a, b - a, kr, kstride, vr, vstride, dk, kv.dv, scale, prefetch);
+      auto step = [&](auto group, const auto& prefetch) {
+        StepRows<decltype(group)::value>(task, blk, r0, a, b - a, rows, a - ua, dk, kv.dv, scale, prefetch);
       };
       auto step_rows = [&](const auto& prefetch) {
         switch (r1 - r0) {
@@ -366,14 +432,30 @@ template <class T> void AttendT(const AttnTask& task, const AttnBlock& blk, cons
           default: return step(std::integral_constant<int, 1>(), prefetch);
         }
       };
-      // A paged view's rows are not affine: its tile was gathered above, and the prefetcher streams
-      // each block's rows on its own.
-      if (r0 == 0 && !paged)
-        step_rows([&](int64_t j) { prefetch_ahead(a + j + kPrefetchKeys); });
+      // Decode streams K and V: while the first row group scores key j, ask for the rows of key
+      // j + kPrefetchKeys, so the requests spread over the tile instead of arriving in one burst.
+      if (r0 == 0 && rows.in_pool)
+        step_rows([&](int64_t j) { prefetch_rows(a - ua + j + kPrefetchKeys); });
       else
-        step_rows(no_prefetch);
+        step_rows([](int64_t) {});
     }
   }
+}
+
+template <class T> void AttendT(const AttnTask& task, const AttnBlock& blk, const KvView& kv, float scale) {
+  const KvPaging& pg = kv.paging;
+  const bool in_place = pg.table ? pg.x == 0 && !pg.v_channel_major : kv.d2 == 0;
+  if (in_place) {
+    AttendTiles<T>(task, blk, kv, scale,
+                   [&](int64_t ua, int64_t ub, TileRows<T>& rows) { DirectRows(kv, ua, ub, task.j1, rows); });
+    return;
+  }
+  thread_local std::vector<float> kbuf, vbuf;
+  kbuf.resize(static_cast<size_t>(kTile * (kv.d1 + kv.d2)));
+  vbuf.resize(static_cast<size_t>(kTile * kv.dv));
+  AttendTiles<float>(task, blk, kv, scale, [&](int64_t ua, int64_t ub, TileRows<float>& rows) {
+    GatheredRows<T>(kv, ua, ub, kbuf.data(), vbuf.data(), rows);
+  });
 }
 
 void Attend(DType dt, const AttnTask& task, const AttnBlock& blk, const KvView& kv, float scale) {
@@ -408,6 +490,8 @@ constexpr int64_t kSplitMaxRows = 16;   // blocks up to this many rows are split
 // count, not the core count, so the cut (and so the rounding) is the same on every machine.
 constexpr int64_t kMinTasks = 16;
 constexpr int64_t kSplitLongKeys = 1024;
+// Merges of fewer partial-state floats than this run on the calling thread (see AttentionRun::run).
+constexpr size_t kSerialMergeFloats = size_t{1} << 16;
 
 void flash_attention(const FlashAttentionParams& p, TensorMap& t) {
   const Tensor& k = tensor(t, "k");
@@ -537,7 +621,7 @@ void AttentionRun::run() {
   });
 
   // Merge each row's partial states in key order, then normalise and round once.
-  parallel_tasks(static_cast<int64_t>(blocks_.size()), [&](int64_t bi) {
+  auto merge = [&](int64_t bi) {
     const Pending& b = blocks_[bi];
     const int64_t rows = static_cast<int64_t>(b.q.size()), dv = b.kv.dv;
     std::vector<float> o(static_cast<size_t>(dv));
@@ -562,7 +646,17 @@ void AttentionRun::run() {
       from_f32(out_dt_, o.data(), b.out[r], dv);
     if (b.lse[r]) *b.lse[r] = L > 0 ? M + std::log(L) : -std::numeric_limits<float>::infinity();
     }
-  });
+  };
+  // A decode merge (a few rows per block) is microseconds of work: on the caller alone it costs less
+  // than waking the pool a second time, and waits on no worker the OS has taken off its core.
+  size_t merge_floats = 0;
+  for (size_t bi = 0; bi < blocks_.size(); ++bi)
+    merge_floats += (first_task[bi + 1] - first_task[bi]) * blocks_[bi].q.size() * static_cast<size_t>(blocks_[bi].kv.dv);
+  if (merge_floats < kSerialMergeFloats) {
+    for (int64_t bi = 0; bi < nblocks; ++bi) merge(bi);
+  } else {
+    parallel_tasks(nblocks, merge);
+  }
 }
 
 void add_attention(KernelTable& k) {
