@@ -411,12 +411,13 @@ void AttendTiles(const AttnTask& task, const AttnBlock& blk, const KvView& kv, f
                                      static_cast<int64_t>(kv.dv * sizeof(E))};
   for (int64_t t0 = task.j0; t0 < task.j1; t0 += kTile) {
     const int64_t t1 = std::min(t0 + kTile, task.j1);
-    const auto [ua, ub] = seen(0, blk.rows, t0, t1);
+    // Not structured bindings here or below: lambdas capture them, which clang before 16 refuses.
+    const std::pair<int64_t, int64_t> used = seen(0, blk.rows, t0, t1);
+    const int64_t ua = used.first, ub = used.second;
     if (ua >= ub) continue;
     fill(ua, ub, rows);
     for (int64_t r0 = 0; r0 < blk.rows; r0 += kRowGroup) {
       const int64_t r1 = std::min<int64_t>(blk.rows, r0 + kRowGroup);
-      // Not a structured binding: the lambdas below capture a and b, which clang before 16 refuses.
       const std::pair<int64_t, int64_t> range = seen(r0, r1, t0, t1);
       const int64_t a = range.first, b = range.second;
       if (a >= b) continue;
