@@ -4,6 +4,7 @@
 // online-softmax state. Each reads its element type's rows in place; attend_f32 also takes every view
 // whose rows are not contiguous (rows_in_place false), of any element type dt, through F32 copies.
 #include "core/dtype.h"
+#include "core/error.h"
 #include "cpu/attention_core.h"
 
 namespace ts::cpu {
@@ -22,7 +23,8 @@ inline void attend(DType dt, const AttnTask& task, const AttnBlock& blk, const K
     case DType::BF16: return attend_bf16(task, blk, kv, scale, dt);
     case DType::I8: return attend_i8(task, blk, kv, scale, dt);
     case DType::F8_E4M3: return attend_f8(task, blk, kv, scale, dt);
-    default: return attend_f32(task, blk, kv, scale, dt);
+    case DType::F32: return attend_f32(task, blk, kv, scale, dt);
+    default: fail("cpu backend: attention over K/V of dtype {} is not supported", dtype_name(dt));
   }
 }
 
