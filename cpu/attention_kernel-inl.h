@@ -373,20 +373,26 @@ template <class T> void DirectRows(const KvView& kv, int64_t ua, int64_t ub, int
   rows.ahead = std::min(end, ub + kPrefetchKeys) - ub;
   rows.scaled = pg.k_scale || pg.v_scale;
   rows.in_pool = true;
-  for (int64_t i = 0; i < rows.n + rows.ahead; ++i) {
-    const int64_t j = ua + i;
-    if (!pg.table) {
-      rows.k[i] = k + j * kv.ks1;
-      rows.v[i] = v + j * vs;
-      continue;
+  const int64_t count = rows.n + rows.ahead;
+  if (!pg.table) {
+    for (int64_t i = 0; i < count; ++i) {
+      rows.k[i] = k + (ua + i) * kv.ks1;
+      rows.v[i] = v + (ua + i) * vs;
     }
-    const int64_t b = pg.table[j / pg.block_size], slot = j % pg.block_size;
+    return;
+  }
+  // One division for the tile, then the slot steps through its block and on to the next one: this
+  // loop was an eighth of an I8 decode's instructions, with a 64-bit division (tens of cycles) per key.
+  int64_t e = ua / pg.block_size, slot = ua % pg.block_size;
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t b = pg.table[e];
     rows.k[i] = k + b * pg.k_block_stride + slot * kv.ks1;
     rows.v[i] = v + b * pg.v_block_stride + slot * vs;
     if (i < rows.n && rows.scaled) {
       rows.ks[i] = pg.k_scale ? pg.k_scale[b * pg.s_block_stride + slot] : 1.0f;
       rows.vs[i] = pg.v_scale ? pg.v_scale[b * pg.s_block_stride + slot] : 1.0f;
     }
+    if (++slot == pg.block_size) slot = 0, ++e;
   }
 }
 
