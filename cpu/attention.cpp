@@ -1,402 +1,23 @@
-// flash_attention, mla_attention and flash_attention_batched_per_cache on one core: a block of query
-// rows (F32) against a range of key rows, online softmax over tiles of keys, reading only keys some
-// row can see (rows outside the visible range may hold NaN). Rows go through a tile four at a time,
-// so each key and value row is read from memory once for the four (GQA heads of one kv head). Work is split over (sequence, kv head,
-// query block) and, for short query blocks (decode), over fixed key ranges too; the partial softmax
-// states of a block are then merged in key order, so results do not depend on thread timing.
-#undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "cpu/attention.cpp"
-#include "hwy/foreach_target.h"  // IWYU pragma: keep
-
+// flash_attention, mla_attention and flash_attention_batched_per_cache on the cpu attention engine,
+// and the engine's driver (AttentionRun): blocks of query rows, each over a K/V view, go to the
+// kernels of cpu/attention_kernels.h. Work is split over (sequence, kv head, query block) and, for
+// short query blocks (decode), over fixed key ranges too; the partial softmax states of a block are
+// then merged in key order, so results do not depend on thread timing.
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <type_traits>
 #include <vector>
 
-#include "core/dtype.h"
-#include "cpu/attention_core.h"
-#include "cpu/common.h"
-#include "cpu/simd-inl.h"
-#include "hwy/cache_control.h"
-#include "hwy/contrib/math/math-inl.h"
-#include "hwy/highway.h"
-
-HWY_BEFORE_NAMESPACE();
-namespace ts::cpu::HWY_NAMESPACE {
-
-constexpr int64_t kTile = 64;          // keys per online-softmax step
-// Query rows that share each load of a key and value row: 4 rows x 4 keys of accumulators fit the
-// 32 vector registers of AVX-512; targets with 16 take 2 rows at a time.
-constexpr int kRowGroup = HWY_TARGET <= HWY_AVX3 ? 4 : 2;
-constexpr int64_t kPrefetchKeys = 16;   // how far ahead of use key and value rows are asked for
-// Fully unrolled loops over the rows of a group, so their vector accumulators live in registers.
-#define TS_UNROLL_ROWS _Pragma("GCC unroll 4")
-
-// Asks for every cache line of [p, p + bytes) into L2, not L1: decode streams K and V once, and
-// on the machines measured here an L1 prefetch this far ahead evicts rows still being used.
-HWY_INLINE void PrefetchL2(const void* p, size_t bytes) {
-  const char* c = static_cast<const char*>(p);
-  for (size_t off = 0; off < bytes; off += 64) __builtin_prefetch(c + off, 0, 2);
-  // GCC models a prefetch as free of side effects, so a function that only prefetches counts as
-  // pure and its calls are deleted (session 1's prefetching never reached the binary). An empty
-  // volatile asm is a side effect: the calls, and so the prefetches, stay.
-  asm volatile("");
-}
-
-#if HWY_TARGET != HWY_SCALAR
-// {sum of v0's lanes, sum of v1's, sum of v2's, sum of v3's}: four horizontal sums for little more
-// than the price of one, by interleaving within 128-bit blocks and then adding the blocks.
-template <class D> HWY_INLINE hn::Vec<hn::Full128<float>> AddBlocks(D d, hn::Vec<D> v) {
-  if constexpr (hn::MaxLanes(d) > 4) {
-    const hn::Half<D> dh;
-    return AddBlocks(dh, hn::Add(hn::LowerHalf(dh, v), hn::UpperHalf(dh, v)));
-  } else {
-    return v;
-  }
-}
-HWY_INLINE hn::Vec<hn::Full128<float>> SumOfLanes4(VF v0, VF v1, VF v2, VF v3) {
-  const DF d;
-  const hn::Repartition<uint64_t, DF> d64;
-  const VF s01 = hn::Add(hn::InterleaveLower(d, v0, v1), hn::InterleaveUpper(d, v0, v1));
-  const VF s23 = hn::Add(hn::InterleaveLower(d, v2, v3), hn::InterleaveUpper(d, v2, v3));
-  const auto a = hn::BitCast(d64, s01), b = hn::BitCast(d64, s23);
-  const VF lo = hn::BitCast(d, hn::InterleaveLower(d64, a, b)), hi = hn::BitCast(d, hn::InterleaveUpper(d64, a, b));
-  return AddBlocks(d, hn::Add(lo, hi));
-}
-constexpr int64_t kKeyStep = 4;  // keys scored together, so their horizontal sums are shared
-#else
-constexpr int64_t kKeyStep = 1;
-#endif
-
-// s[r][j] = dot(q[r], k row j) * scale for R rows and keys j < n. Each key row is loaded once for
-// all R rows (GQA: the R query heads of one kv head), which is what keeps decode memory-bound;
-// keys go kKeyStep at a time so that each q load serves several keys.
-// prefetch(j) runs before key j: memory requests spread over the loop instead of one burst.
-template <int R, class Prefetch>
-HWY_INLINE void Scores(const float* const* HWY_RESTRICT q, const float* k0, int64_t kstride, int64_t n, int64_t dk,
-                       float scale, float (*HWY_RESTRICT s)[kTile], const Prefetch& prefetch) {
-  const DF d;
-  const int64_t N = hn::Lanes(d);
-  int64_t j = 0;
-#if HWY_TARGET != HWY_SCALAR
-  if (dk % N == 0) {
-    const hn::Full128<float> d4;
-    for (; j + kKeyStep <= n; j += kKeyStep) {
-      for (int64_t i = 0; i < kKeyStep; ++i) prefetch(j + i);
-      const float* HWY_RESTRICT k = k0 + j * kstride;
-      VF a[R][4];
-      TS_UNROLL_ROWS for (int r = 0; r < R; ++r) a[r][0] = a[r][1] = a[r][2] = a[r][3] = hn::Zero(d);
-      for (int64_t c = 0; c < dk; c += N) {
-        const VF x0 = hn::LoadU(d, k + c), x1 = hn::LoadU(d, k + kstride + c);
-        const VF x2 = hn::LoadU(d, k + 2 * kstride + c), x3 = hn::LoadU(d, k + 3 * kstride + c);
-        TS_UNROLL_ROWS for (int r = 0; r < R; ++r) {
-          const VF qc = hn::LoadU(d, q[r] + c);
-          a[r][0] = hn::MulAdd(qc, x0, a[r][0]);
-          a[r][1] = hn::MulAdd(qc, x1, a[r][1]);
-          a[r][2] = hn::MulAdd(qc, x2, a[r][2]);
-          a[r][3] = hn::MulAdd(qc, x3, a[r][3]);
-        }
-      }
-      TS_UNROLL_ROWS for (int r = 0; r < R; ++r)
-        hn::StoreU(hn::Mul(SumOfLanes4(a[r][0], a[r][1], a[r][2], a[r][3]), hn::Set(d4, scale)), d4, s[r] + j);
-    }
-  }
-#endif
-  for (; j < n; ++j) {
-    prefetch(j);
-    const float* HWY_RESTRICT k = k0 + j * kstride;
-    VF a[R], b[R];
-    TS_UNROLL_ROWS for (int r = 0; r < R; ++r) a[r] = b[r] = hn::Zero(d);
-    int64_t c = 0;
-    for (; c + 2 * N <= dk; c += 2 * N) {
-      const VF k1 = hn::LoadU(d, k + c), k2 = hn::LoadU(d, k + c + N);
-      TS_UNROLL_ROWS for (int r = 0; r < R; ++r) {
-        a[r] = hn::MulAdd(hn::LoadU(d, q[r] + c), k1, a[r]);
-        b[r] = hn::MulAdd(hn::LoadU(d, q[r] + c + N), k2, b[r]);
-      }
-    }
-    if (c + N <= dk) {
-      const VF k1 = hn::LoadU(d, k + c);
-      TS_UNROLL_ROWS for (int r = 0; r < R; ++r) a[r] = hn::MulAdd(hn::LoadU(d, q[r] + c), k1, a[r]);
-      c += N;
-    }
-    TS_UNROLL_ROWS for (int r = 0; r < R; ++r) {
-      float dot = hn::GetLane(hn::SumOfLanes(d, hn::Add(a[r], b[r])));
-      for (int64_t i = c; i < dk; ++i) dot += q[r][i] * k[i];
-      s[r][j] = dot * scale;
-    }
-  }
-}
-
-// acc[r][c] += sum_j p[r][j] * v[j][c] for R rows; v row j at v0 + j * vstride, loaded once for all
-// rows, and the accumulators stay in registers across the keys.
-template <int R>
-HWY_INLINE void AccumulateValues(const float (*HWY_RESTRICT p)[kTile], int64_t n, const float* v0, int64_t vstride,
-                                 float* const* HWY_RESTRICT acc, int64_t dv) {
-  const DF d;
-  const int64_t N = hn::Lanes(d);
-  int64_t c = 0;
-  for (; c + 2 * N <= dv; c += 2 * N) {
-    VF a[R], b[R];
-    TS_UNROLL_ROWS for (int r = 0; r < R; ++r) a[r] = hn::LoadU(d, acc[r] + c), b[r] = hn::LoadU(d, acc[r] + c + N);
-    for (int64_t j = 0; j < n; ++j) {
-      const float* HWY_RESTRICT v = v0 + j * vstride + c;
-      const VF v1 = hn::LoadU(d, v), v2 = hn::LoadU(d, v + N);
-      TS_UNROLL_ROWS for (int r = 0; r < R; ++r) {
-        const VF pj = hn::Set(d, p[r][j]);
-        a[r] = hn::MulAdd(pj, v1, a[r]);
-        b[r] = hn::MulAdd(pj, v2, b[r]);
-      }
-    }
-    TS_UNROLL_ROWS for (int r = 0; r < R; ++r) hn::StoreU(a[r], d, acc[r] + c), hn::StoreU(b[r], d, acc[r] + c + N);
-  }
-  for (; c + N <= dv; c += N) {
-    VF a[R];
-    TS_UNROLL_ROWS for (int r = 0; r < R; ++r) a[r] = hn::LoadU(d, acc[r] + c);
-    for (int64_t j = 0; j < n; ++j) {
-      const VF v = hn::LoadU(d, v0 + j * vstride + c);
-      TS_UNROLL_ROWS for (int r = 0; r < R; ++r) a[r] = hn::MulAdd(hn::Set(d, p[r][j]), v, a[r]);
-    }
-    TS_UNROLL_ROWS for (int r = 0; r < R; ++r) hn::StoreU(a[r], d, acc[r] + c);
-  }
-  for (; c < dv; ++c)
-    TS_UNROLL_ROWS for (int r = 0; r < R; ++r) {
-      float a = acc[r][c];
-      for (int64_t j = 0; j < n; ++j) a += p[r][j] * v0[j * vstride + c];
-      acc[r][c] = a;
-    }
-}
-
-// One online-softmax step for R rows (rows first .. first + R - 1 of the block) over the keys
-// [u0, u0 + n) of a tile, which some of those rows see: scores, masking of the keys a row does not
-// see, rescaling of the running state, then p·V.
-template <int R, class Prefetch>
-HWY_INLINE void StepRows(const AttnTask& task, const AttnBlock& blk, int64_t first, int64_t u0, int64_t n,
-                         const float* k0, int64_t kstride, const float* v0, int64_t vstride, int64_t dk, int64_t dv,
-                         float scale, const Prefetch& prefetch) {
-  const DF d;
-  const int64_t N = hn::Lanes(d);
-  HWY_ALIGN float s[R][kTile];
-  Scores<R>(blk.q + first, k0, kstride, n, dk, scale, s, prefetch);
-  float* acc[R];
-  TS_UNROLL_ROWS for (int r = 0; r < R; ++r) {
-    const int64_t row = first + r;
-    acc[r] = task.acc + row * dv;
-    const int64_t a = std::clamp(blk.lo[row] - u0, int64_t{0}, n), b = std::clamp(blk.hi[row] - u0, int64_t{0}, n);
-    if (a >= b) {  // this row sees none of these keys: it adds nothing
-      std::fill(s[r], s[r] + n, 0.0f);
-      continue;
-    }
-    float mt = -std::numeric_limits<float>::infinity();
-    for (int64_t j = a; j < b; ++j) mt = std::max(mt, s[r][j]);
-    float& m = task.m[row];
-    float& l = task.l[row];
-    const float mn = std::max(m, mt);
-    if (m != mn) {
-      const float corr = m == -std::numeric_limits<float>::infinity() ? 0.0f : std::exp(m - mn);
-      l *= corr;
-      Scale(corr, acc[r], dv);
-      m = mn;
-    }
-    std::fill(s[r], s[r] + a, 0.0f);
-    std::fill(s[r] + b, s[r] + n, 0.0f);
-    const VF vm = hn::Set(d, mn);
-    int64_t j = a;
-    for (; j + N <= b; j += N) hn::StoreU(hn::Exp(d, hn::Sub(hn::LoadU(d, s[r] + j), vm)), d, s[r] + j);
-    for (; j < b; ++j) s[r][j] = std::exp(s[r][j] - mn);
-    for (j = a; j < b; ++j) l += s[r][j];
-  }
-  AccumulateValues<R>(s, n, v0, vstride, acc, dv);
-}
-
-// Asks for key row j and value row j (below `end`) into L2.
-template <class T> struct RowPrefetch {
-  const KvView& kv;
-  const T *k1, *k2, *v;
-  int64_t end;
-  HWY_INLINE void operator()(int64_t j) const {
-    if (j >= end) return;
-    PrefetchL2(k1 + j * kv.ks1, kv.d1 * sizeof(T));
-    if (kv.d2) PrefetchL2(k2 + j * kv.ks2, kv.d2 * sizeof(T));
-    if (kv.v) PrefetchL2(v + j * kv.vs, kv.dv * sizeof(T));
-  }
-};
-
-// Element to float for every K/V element type: the float types through Highway's conversions; I8 and
-// F8_E4M3 codes (their pools are scaled per slot) widened in lanes too, since decode over a quantized
-// pool is meant to beat the F16 pool's speed by reading fewer bytes, not lose it converting them.
-inline float ElemToF32(int8_t v) { return static_cast<float>(v); }
-inline float ElemToF32(F8E4M3 v) { return f8e4m3_to_f32(static_cast<uint8_t>(v)); }
-template <class T> inline float ElemToF32(T v) { return to_f(v); }
-
-#if HWY_TARGET != HWY_SCALAR
-// e4m3fn codes to F32 in lanes: a normal code's exponent and mantissa move into F32's fields (the
-// exponent bias goes from 7 to 127, + 120 << 23); a subnormal one (exponent 0) is mantissa x 2^-9;
-// S.1111.111 is NaN (e4m3fn has no infinity).
-HWY_INLINE VF F8ToF32(DF d, const F8E4M3* p) {
-  const hn::RebindToUnsigned<DF> du;
-  const auto u = hn::PromoteTo(du, hn::LoadU(hn::Rebind<uint8_t, DF>(), reinterpret_cast<const uint8_t*>(p)));
-  const auto em = hn::And(u, hn::Set(du, 0x7Fu));
-  const VF normal = hn::BitCast(d, hn::Add(hn::ShiftLeft<20>(em), hn::Set(du, 120u << 23)));
-  const VF sub = hn::Mul(hn::ConvertTo(d, hn::BitCast(hn::RebindToSigned<DF>(), em)), hn::Set(d, 0x1p-9f));
-  VF mag = hn::IfThenElse(hn::RebindMask(d, hn::Lt(em, hn::Set(du, 8u))), sub, normal);
-  mag = hn::IfThenElse(hn::RebindMask(d, hn::Eq(em, hn::Set(du, 0x7Fu))), hn::NaN(d), mag);
-  return hn::Or(mag, hn::BitCast(d, hn::ShiftLeft<24>(hn::And(u, hn::Set(du, 0x80u)))));
-}
-HWY_INLINE VF I8ToF32(DF d, const int8_t* p) {
-  return hn::ConvertTo(d, hn::PromoteTo(hn::RebindToSigned<DF>(), hn::LoadU(hn::Rebind<int8_t, DF>(), p)));
-}
-#endif
-
-template <class T> HWY_INLINE void WidenRow(const T* HWY_RESTRICT src, float* HWY_RESTRICT dst, int64_t n, float scale) {
-  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, hwy::float16_t> || std::is_same_v<T, hwy::bfloat16_t>) {
-    RowToF32(src, dst, n);
-  } else {
-    int64_t i = 0;
-#if HWY_TARGET != HWY_SCALAR
-    const DF d;
-    const int64_t N = hn::Lanes(d);
-    const VF vs = hn::Set(d, scale);
-    for (; i + N <= n; i += N) {
-      if constexpr (std::is_same_v<T, int8_t>) hn::StoreU(hn::Mul(I8ToF32(d, src + i), vs), d, dst + i);
-      else hn::StoreU(hn::Mul(F8ToF32(d, src + i), vs), d, dst + i);
-    }
-#endif
-    for (; i < n; ++i) dst[i] = ElemToF32(src[i]) * scale;
-  }
-}
-
-// Keys and values of positions [ua, ub) of a paged view as F32 rows of a tile starting at t0 (key
-// row j at kbuf + (j - t0) * dk, value row at vbuf + (j - t0) * dv), dequantized with each slot's
-// scale. The block table is read once per position; rows inside a block are contiguous (ferrum) or
-// gathered (vLLM's x groups, its channel-major values).
-template <class T>
-void LoadPagedRows(const KvView& kv, int64_t ua, int64_t ub, int64_t t0, float* kbuf, float* vbuf) {
-  const KvPaging& pg = kv.paging;
-  const T* k = static_cast<const T*>(kv.k1);
-  const T* v = static_cast<const T*>(kv.v);
-  const int64_t bs = pg.block_size, dk = kv.d1, dv = kv.dv;
-  for (int64_t j = ua; j < ub; ++j) {
-    const int64_t b = pg.table[j / bs], slot = j % bs;
-    const float ks = pg.k_scale ? pg.k_scale[b * pg.s_block_stride + slot] : 1.0f;
-    const float vsc = pg.v_scale ? pg.v_scale[b * pg.s_block_stride + slot] : 1.0f;
-    const T* kb = k + b * pg.k_block_stride;
-    float* kd = kbuf + (j - t0) * dk;
-    if (pg.x == 0) {
-      WidenRow(kb + slot * kv.ks1, kd, dk, ks);
-    } else {
-      for (int64_t g = 0; g < dk / pg.x; ++g) WidenRow(kb + (g * bs + slot) * pg.x, kd + g * pg.x, pg.x, ks);
-    }
-    const T* vb = v + b * pg.v_block_stride;
-    float* vd = vbuf + (j - t0) * dv;
-    if (!pg.v_channel_major) {
-      WidenRow(vb + slot * kv.vs, vd, dv, vsc);
-    } else {
-      for (int64_t c = 0; c < dv; ++c) vd[c] = ElemToF32(vb[c * bs + slot]) * vsc;
-    }
-  }
-}
-
-template <class T> void AttendT(const AttnTask& task, const AttnBlock& blk, const KvView& kv, float scale) {
-  const int64_t dk = kv.d1 + kv.d2;
-  // K rows used in place when they are F32, affine and in one piece; otherwise widened per tile.
-  const bool paged = kv.paging.table != nullptr;
-  const bool k_direct = std::is_same_v<T, float> && kv.d2 == 0 && !paged;
-  const bool v_direct = std::is_same_v<T, float> && kv.v != nullptr && !paged;
-  thread_local std::vector<float> kbuf, vbuf;
-  if (!k_direct) kbuf.resize(static_cast<size_t>(kTile * dk));
-  if (!v_direct && kv.v) vbuf.resize(static_cast<size_t>(kTile * kv.dv));
-  const T* k1 = static_cast<const T*>(kv.k1);
-  const T* k2 = static_cast<const T*>(kv.k2);
-  const T* v = static_cast<const T*>(kv.v);
-  // Keys some row of [r0, r1) sees within [t0, t1), as [lo, hi); empty when none does.
-  auto seen = [&](int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
-    int64_t lo = t1, hi = t0;
-    for (int64_t r = r0; r < r1; ++r) {
-      const int64_t a = std::max(blk.lo[r], t0), b = std::min(blk.hi[r], t1);
-      if (a < b) lo = std::min(lo, a), hi = std::max(hi, b);
-    }
-    return std::pair{lo, hi};
-  };
-
-  for (int64_t t0 = task.j0; t0 < task.j1; t0 += kTile) {
-    const int64_t t1 = std::min(t0 + kTile, task.j1);
-    const auto [ua, ub] = seen(0, blk.rows, t0, t1);
-    if (ua >= ub) continue;
-    // Decode streams K and V: while the first row group scores key j, ask for the rows of key
-    // j + kPrefetchKeys, so the requests spread over the tile instead of arriving in one burst.
-    const RowPrefetch<T> prefetch_ahead{kv, k1, k2, v, task.j1};
-    auto no_prefetch = [](int64_t) {};
-    if (paged) {
-      LoadPagedRows<T>(kv, ua, ub, t0, kbuf.data(), vbuf.data());
-    } else {
-      if (!k_direct)
-        for (int64_t j = ua; j < ub; ++j) {
-          float* dst = kbuf.data() + (j - t0) * dk;
-          WidenRow(k1 + j * kv.ks1, dst, kv.d1, 1.0f);
-          if (kv.d2) WidenRow(k2 + j * kv.ks2, dst + kv.d1, kv.d2, 1.0f);
-        }
-      if (!v_direct && kv.v)
-        for (int64_t j = ua; j < ub; ++j) WidenRow(v + j * kv.vs, vbuf.data() + (j - t0) * kv.dv, kv.dv, 1.0f);
-    }
-    // Row j of the keys and values as F32, and the distance between consecutive rows.
-    const float* kt = k_direct ? reinterpret_cast<const float*>(k1) + t0 * kv.ks1 : kbuf.data();
-    const int64_t kstride = k_direct ? kv.ks1 : dk;
-    const float* vt = !kv.v ? kt : v_direct ? reinterpret_cast<const float*>(v) + t0 * kv.vs : vbuf.data();
-    const int64_t vstride = !kv.v ? kstride : v_direct ? kv.vs : kv.dv;  // MLA: values are the first key segment
-
-    for (int64_t r0 = 0; r0 < blk.rows; r0 += kRowGroup) {
-      const int64_t r1 = std::min<int64_t>(blk.rows, r0 + kRowGroup);
-      // Not a structured binding: the lambdas below capture a and b, which clang before 16 refuses.
-      const std::pair<int64_t, int64_t> range = seen(r0, r1, t0, t1);
-      const int64_t a = range.first, b = range.second;
-      if (a >= b) continue;
-      const float* kr = kt + (a - t0) * kstride;
-      const float* vr = vt + (a - t0) * vstride;
-      static_assert(kRowGroup <= 4, "one StepRows instance per group size below");
-      auto step = [&](auto rows, const auto& prefetch) {
-        StepRows<decltype(rows)::value>(task, blk, r0, a, b - a, kr, kstride, vr, vstride, dk, kv.dv, scale, prefetch);
-      };
-      auto step_rows = [&](const auto& prefetch) {
-        switch (r1 - r0) {
-          case 4: return step(std::integral_constant<int, 4>(), prefetch);
-          case 3: return step(std::integral_constant<int, 3>(), prefetch);
-          case 2: return step(std::integral_constant<int, 2>(), prefetch);
-          default: return step(std::integral_constant<int, 1>(), prefetch);
-        }
-      };
-      // A paged view's rows are not affine: its tile was gathered above, and the prefetcher streams
-      // each block's rows on its own.
-      if (r0 == 0 && !paged)
-        step_rows([&](int64_t j) { prefetch_ahead(a + j + kPrefetchKeys); });
-      else
-        step_rows(no_prefetch);
-    }
-  }
-}
-
-void Attend(DType dt, const AttnTask& task, const AttnBlock& blk, const KvView& kv, float scale) {
-  switch (dt) {
-    case DType::I8: return AttendT<int8_t>(task, blk, kv, scale);
-    case DType::F8_E4M3: return AttendT<F8E4M3>(task, blk, kv, scale);
-    default: visit_float(dt, [&](auto tag) { AttendT<typename decltype(tag)::type>(task, blk, kv, scale); });
-  }
-}
-
-}  // namespace ts::cpu::HWY_NAMESPACE
-HWY_AFTER_NAMESPACE();
-
-#if HWY_ONCE
 #include "core/ops/core/attention_common.h"
 #include "core/ops/core_params.h"
-#include "cpu/convert.h"
+#include "cpu/attention_kernels.h"
 #include "cpu/attention_run.h"
+#include "cpu/common.h"
+#include "cpu/convert.h"
 #include "cpu/kernels.h"
 #include "cpu/thread_pool.h"
 
 namespace ts::cpu {
-HWY_EXPORT(Attend);
 
 namespace {
 constexpr int64_t kSplitKeys = 512;     // key range per task when a block has few query rows
@@ -408,6 +29,8 @@ constexpr int64_t kSplitMaxRows = 16;   // blocks up to this many rows are split
 // count, not the core count, so the cut (and so the rounding) is the same on every machine.
 constexpr int64_t kMinTasks = 16;
 constexpr int64_t kSplitLongKeys = 1024;
+// Merges of fewer partial-state floats than this run on the calling thread (see AttentionRun::run).
+constexpr size_t kSerialMergeFloats = size_t{1} << 16;
 
 void flash_attention(const FlashAttentionParams& p, TensorMap& t) {
   const Tensor& k = tensor(t, "k");
@@ -533,11 +156,11 @@ void AttentionRun::run() {
     std::fill(task.l, task.l + rows, 0.0f);
     std::fill(task.acc, task.acc + rows * b.kv.dv, 0.0f);
     const AttnBlock blk{b.q.data(), b.lo.data(), b.hi.data(), rows};
-    HWY_DYNAMIC_DISPATCH(Attend)(kv_dt_, task, blk, b.kv, scale_);
+    attend(kv_dt_, task, blk, b.kv, scale_);
   });
 
   // Merge each row's partial states in key order, then normalise and round once.
-  parallel_tasks(static_cast<int64_t>(blocks_.size()), [&](int64_t bi) {
+  auto merge = [&](int64_t bi) {
     const Pending& b = blocks_[bi];
     const int64_t rows = static_cast<int64_t>(b.q.size()), dv = b.kv.dv;
     std::vector<float> o(static_cast<size_t>(dv));
@@ -562,7 +185,17 @@ void AttentionRun::run() {
       from_f32(out_dt_, o.data(), b.out[r], dv);
     if (b.lse[r]) *b.lse[r] = L > 0 ? M + std::log(L) : -std::numeric_limits<float>::infinity();
     }
-  });
+  };
+  // A decode merge (a few rows per block) is microseconds of work: on the caller alone it costs less
+  // than waking the pool a second time, and waits on no worker the OS has taken off its core.
+  size_t merge_floats = 0;
+  for (size_t bi = 0; bi < blocks_.size(); ++bi)
+    merge_floats += (first_task[bi + 1] - first_task[bi]) * blocks_[bi].q.size() * static_cast<size_t>(blocks_[bi].kv.dv);
+  if (merge_floats < kSerialMergeFloats) {
+    for (int64_t bi = 0; bi < nblocks; ++bi) merge(bi);
+  } else {
+    parallel_tasks(nblocks, merge);
+  }
 }
 
 void add_attention(KernelTable& k) {
@@ -572,4 +205,3 @@ void add_attention(KernelTable& k) {
 }
 
 }  // namespace ts::cpu
-#endif

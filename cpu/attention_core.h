@@ -38,6 +38,12 @@ struct KvView {
   KvPaging paging{};
 };
 
+// Whether the kernel reads a view's rows where they lie: affine rows of one key segment, or a ferrum
+// pool (contiguous rows in a block). vLLM's pools and MLA's two key segments go through F32 copies.
+inline bool rows_in_place(const KvView& kv) {
+  return kv.paging.table ? kv.paging.x == 0 && !kv.paging.v_channel_major : kv.d2 == 0;
+}
+
 // Query rows (F32, d1 + d2 each) and the key range [lo, hi) each row sees.
 struct AttnBlock {
   const float* const* q;

@@ -1,0 +1,523 @@
+// The cpu attention engine's kernel, per SIMD target (Highway's re-includable -inl.h pattern): a
+// block of query rows (F32) against a range of key rows, online softmax over tiles of keys, reading
+// only keys some row can see (rows outside the visible range may hold NaN). Rows go through a tile
+// kRowGroup at a time, so each key and value row is read from memory once for the group (GQA heads of
+// one kv head), in its own element type (F16, BF16, I8, F8 converted in registers, quantized rows'
+// scales folded into the scores and softmax weights). Each element type is instantiated in its own
+// translation unit (cpu/attention_elem.inc), so that none of them is slow to compile alone.
+#if defined(TS_CPU_ATTENTION_KERNEL_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef TS_CPU_ATTENTION_KERNEL_INL_H_
+#undef TS_CPU_ATTENTION_KERNEL_INL_H_
+#else
+#define TS_CPU_ATTENTION_KERNEL_INL_H_
+#endif
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "core/dtype.h"
+#include "cpu/attention_core.h"
+#include "cpu/common.h"
+#include "cpu/simd-inl.h"
+#include "hwy/contrib/math/math-inl.h"
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace ts::cpu::HWY_NAMESPACE {
+
+constexpr int64_t kTile = 64;          // keys per online-softmax step
+// Query rows that share each load (and conversion) of a key and value row: the 4 query heads of a
+// Llama-style kv head at once, so a row is converted from the pool's type once, not once per pair.
+// The portable fallbacks (EMU128, SCALAR) run on no machine that is timed here: one row at a time
+// there, so that their compile (every kernel instance again, in emulated lanes) stays small.
+constexpr bool kFallback = HWY_TARGET >= HWY_EMU128;
+constexpr int kRowGroup = kFallback ? 1 : 4;
+constexpr int64_t kPrefetchKeys = 16;   // how far ahead of use key and value rows are asked for
+// Fully unrolled loops over the rows of a group (and its rows x keys, up to 16), so their vector
+// accumulators live in registers: an unroll of 4 left the 8 accumulators of 4 rows x 2 keys an array
+// in memory, zeroed by a `rep stos` per key pair (6% of an I8 decode's samples).
+#define TS_UNROLL_ROWS _Pragma("GCC unroll 16")
+
+// Asks for every cache line of [p, p + bytes) into L2, not L1: decode streams K and V once, and
+// on the machines measured here an L1 prefetch this far ahead evicts rows still being used.
+HWY_INLINE void PrefetchL2(const void* p, size_t bytes) {
+  const char* c = static_cast<const char*>(p);
+  for (size_t off = 0; off < bytes; off += 64) __builtin_prefetch(c + off, 0, 2);
+  // GCC models a prefetch as free of side effects, so a function that only prefetches counts as
+  // pure and its calls are deleted (session 1's prefetching never reached the binary). An empty
+  // volatile asm is a side effect: the calls, and so the prefetches, stay.
+  asm volatile("");
+}
+
+#if HWY_TARGET != HWY_SCALAR
+// {sum of v0's lanes, sum of v1's, sum of v2's, sum of v3's}: four horizontal sums for little more
+// than the price of one, by interleaving within 128-bit blocks and then adding the blocks.
+template <class D> HWY_INLINE hn::Vec<hn::Full128<float>> AddBlocks(D d, hn::Vec<D> v) {
+  if constexpr (hn::MaxLanes(d) > 4) {
+    const hn::Half<D> dh;
+    return AddBlocks(dh, hn::Add(hn::LowerHalf(dh, v), hn::UpperHalf(dh, v)));
+  } else {
+    return v;
+  }
+}
+HWY_INLINE hn::Vec<hn::Full128<float>> SumOfLanes4(VF v0, VF v1, VF v2, VF v3) {
+  const DF d;
+  const hn::Repartition<uint64_t, DF> d64;
+  const VF s01 = hn::Add(hn::InterleaveLower(d, v0, v1), hn::InterleaveUpper(d, v0, v1));
+  const VF s23 = hn::Add(hn::InterleaveLower(d, v2, v3), hn::InterleaveUpper(d, v2, v3));
+  const auto a = hn::BitCast(d64, s01), b = hn::BitCast(d64, s23);
+  const VF lo = hn::BitCast(d, hn::InterleaveLower(d64, a, b)), hi = hn::BitCast(d, hn::InterleaveUpper(d64, a, b));
+  return AddBlocks(d, hn::Add(lo, hi));
+}
+#endif
+// Keys scored together for R rows, so that one q load serves several keys and their horizontal sums
+// are shared: R x KeyStep accumulators plus the key loads fit the vector registers (16 below
+// AVX-512, where 4 rows take 2 keys at a time). R x KeyStep is a multiple of 4 (SumOfLanes4).
+template <int R> constexpr int64_t KeyStep() {
+  if constexpr (HWY_TARGET == HWY_SCALAR) return 1;
+  else return R == 4 && HWY_TARGET > HWY_AVX3 ? 2 : 4;
+}
+// Element to float for every K/V element type: the float types through Highway's conversions; I8 and
+// F8_E4M3 codes (their pools are scaled per slot) widened in lanes too, since decode over a quantized
+// pool is meant to beat the F16 pool's speed by reading fewer bytes, not lose it converting them.
+inline float ElemToF32(int8_t v) { return static_cast<float>(v); }
+inline float ElemToF32(F8E4M3 v) { return f8e4m3_to_f32(static_cast<uint8_t>(v)); }
+template <class T> inline float ElemToF32(T v) { return to_f(v); }
+
+#if HWY_TARGET != HWY_SCALAR
+// e4m3fn codes to F32 in lanes, through F16 (whose conversion to F32 the hardware does): e4m3's
+// exponent and mantissa fields sit at F16's, shifted left 7, and the value is then 2^8 too small (bias
+// 15 instead of 7); subnormal codes land on F16 subnormals of the same ratio. S.1111.111 is NaN
+// (e4m3fn has no infinity): set after the conversion, whose emulation (no F16C) maps no NaN.
+HWY_INLINE VF F8ToF32(DF d, const F8E4M3* p) {
+  const hn::Rebind<int16_t, DF> di;
+  // A sign-extended code shifted left 7 has its sign in bit 15 (and a copy in bit 14, cleared).
+  const auto code = hn::PromoteTo(di, hn::LoadU(hn::Rebind<int8_t, DF>(), reinterpret_cast<const int8_t*>(p)));
+  const auto h = hn::And(hn::ShiftLeft<7>(code), hn::Set(di, static_cast<int16_t>(0xBF80)));
+  const auto em = hn::Set(di, static_cast<int16_t>(0x3F80));
+  const auto nan = hn::PromoteTo(hn::RebindToSigned<DF>(), hn::VecFromMask(di, hn::Eq(hn::And(h, em), em)));
+  const VF f = hn::Mul(hn::PromoteTo(d, hn::BitCast(hn::Rebind<hwy::float16_t, DF>(), h)), hn::Set(d, 256.0f));
+  return hn::Or(f, hn::BitCast(d, nan));  // all ones: a NaN
+}
+HWY_INLINE VF I8ToF32(DF d, const int8_t* p) {
+  return hn::ConvertTo(d, hn::PromoteTo(hn::RebindToSigned<DF>(), hn::LoadU(hn::Rebind<int8_t, DF>(), p)));
+}
+#endif
+
+template <class T>
+HWY_INLINE void WidenRow(const T* HWY_RESTRICT src, float* HWY_RESTRICT dst, int64_t n, float scale) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, hwy::float16_t> || std::is_same_v<T, hwy::bfloat16_t>) {
+    RowToF32(src, dst, n);
+  } else {
+    int64_t i = 0;
+#if HWY_TARGET != HWY_SCALAR
+    const DF d;
+    const int64_t N = hn::Lanes(d);
+    const VF vs = hn::Set(d, scale);
+    for (; i + N <= n; i += N) {
+      if constexpr (std::is_same_v<T, int8_t>) hn::StoreU(hn::Mul(I8ToF32(d, src + i), vs), d, dst + i);
+      else hn::StoreU(hn::Mul(F8ToF32(d, src + i), vs), d, dst + i);
+    }
+#endif
+    for (; i < n; ++i) dst[i] = ElemToF32(src[i]) * scale;
+  }
+}
+
+// Keys and values of positions [ua, ub) of a paged view as F32 rows of a tile starting at t0 (key
+// row j at kbuf + (j - t0) * dk, value row at vbuf + (j - t0) * dv), dequantized with each slot's
+// scale. The block table is read once per position; rows inside a block are contiguous (ferrum) or
+// gathered (vLLM's x groups, its channel-major values).
+template <class T>
+void LoadPagedRows(const KvView& kv, int64_t ua, int64_t ub, int64_t t0, float* kbuf, float* vbuf) {
+  const KvPaging& pg = kv.paging;
+  const T* k = static_cast<const T*>(kv.k1);
+  const T* v = static_cast<const T*>(kv.v);
+  const int64_t bs = pg.block_size, dk = kv.d1, dv = kv.dv;
+  for (int64_t j = ua; j < ub; ++j) {
+    const int64_t b = pg.table[j / bs], slot = j % bs;
+    const float ks = pg.k_scale ? pg.k_scale[b * pg.s_block_stride + slot] : 1.0f;
+    const float vsc = pg.v_scale ? pg.v_scale[b * pg.s_block_stride + slot] : 1.0f;
+    const T* kb = k + b * pg.k_block_stride;
+    float* kd = kbuf + (j - t0) * dk;
+    if (pg.x == 0) {
+      WidenRow(kb + slot * kv.ks1, kd, dk, ks);
+    } else {
+      for (int64_t g = 0; g < dk / pg.x; ++g) WidenRow(kb + (g * bs + slot) * pg.x, kd + g * pg.x, pg.x, ks);
+    }
+    const T* vb = v + b * pg.v_block_stride;
+    float* vd = vbuf + (j - t0) * dv;
+    if (!pg.v_channel_major) {
+      WidenRow(vb + slot * kv.vs, vd, dv, vsc);
+    } else {
+      for (int64_t c = 0; c < dv; ++c) vd[c] = ElemToF32(vb[c * bs + slot]) * vsc;
+    }
+  }
+}
+
+// Lanes of a K/V row as F32, converted in registers from the pool's own element type: decode is
+// meant to be bound by the bytes it reads, so no row is first copied out widened (an F16 or I8 pool
+// read through an F32 copy costs a store and a reload per element, and runs slower than F32 rows).
+HWY_INLINE VF LoadLanes(DF d, const float* p) { return LoadF(d, p); }
+HWY_INLINE VF LoadLanes(DF d, const hwy::float16_t* p) { return LoadF(d, p); }
+HWY_INLINE VF LoadLanes(DF d, const hwy::bfloat16_t* p) { return LoadF(d, p); }
+#if HWY_TARGET != HWY_SCALAR
+HWY_INLINE VF LoadLanes(DF d, const int8_t* p) { return I8ToF32(d, p); }
+HWY_INLINE VF LoadLanes(DF d, const F8E4M3* p) { return F8ToF32(d, p); }
+#else
+template <class T> HWY_INLINE VF LoadLanes(DF d, const T* p) { return hn::Set(d, ElemToF32(*p)); }
+#endif
+
+// The key and value rows of one tile as the kernel reads them: where each row starts (in the pool
+// itself, or in an F32 copy for layouts whose rows are not contiguous) and, for quantized pools, each
+// row's scale, applied to its score and to its softmax weight instead of to every element. Entries
+// run kPrefetchKeys past the tile's last row (while such rows exist) so that the prefetcher finds them.
+template <class E> struct TileRows {
+  const E* k[kTile + kPrefetchKeys];
+  const E* v[kTile + kPrefetchKeys];
+  float ks[kTile], vs[kTile];
+  int64_t n = 0, ahead = 0;  // rows in the tile; rows with addresses beyond it
+  bool scaled = false;
+  bool in_pool = false;  // rows read in place (worth prefetching), not from a copy
+};
+
+// Asks for the rows of the tile entry `ahead` keys past key j into L2, when the tile knows them and
+// the rows are read in place. A runtime switch, not a second kernel instance without prefetches:
+// one branch per key costs nothing measurable, a second instance doubled the compile.
+template <class E> struct RowPrefetch {
+  const TileRows<E>& rows;
+  int64_t kbytes, vbytes;
+  int64_t ahead = -1;  // < 0: no prefetch
+  HWY_INLINE void operator()(int64_t j) const {
+    const int64_t i = j + ahead;
+    if (ahead < 0 || i >= rows.n + rows.ahead) return;
+    PrefetchL2(rows.k[i], static_cast<size_t>(kbytes));
+    PrefetchL2(rows.v[i], static_cast<size_t>(vbytes));
+  }
+};
+
+// s[r][j] = dot(q[r], k row j) * scale (* the row's scale) for R rows and keys j < n. Each key row is
+// loaded and converted once for all R rows (GQA: the R query heads of one kv head); keys go KeyStep<R>()
+// at a time so that each q load serves several keys. prefetch(j) runs before key j: memory requests
+// spread over the loop instead of one burst.
+template <int R, class E>
+HWY_INLINE void Scores(const float* const* HWY_RESTRICT q, const E* const* krow, const float* ks, int64_t n,
+                       int64_t dk, float scale, float (*HWY_RESTRICT s)[kTile], const RowPrefetch<E>& prefetch) {
+  const DF d;
+  const int64_t N = hn::Lanes(d);
+  int64_t j = 0;
+#if HWY_TARGET != HWY_SCALAR
+  constexpr int64_t KS = KeyStep<R>();
+  if (dk % N == 0 && KS > 1) {
+    for (; j + KS <= n; j += KS) {
+      TS_UNROLL_ROWS for (int64_t i = 0; i < KS; ++i) prefetch(j + i);
+      const E* HWY_RESTRICT k[KS];
+      TS_UNROLL_ROWS for (int64_t i = 0; i < KS; ++i) k[i] = krow[j + i];
+      VF a[R * KS];
+      TS_UNROLL_ROWS for (int64_t i = 0; i < R * KS; ++i) a[i] = hn::Zero(d);
+      for (int64_t c = 0; c < dk; c += N) {
+        VF x[KS];
+        TS_UNROLL_ROWS for (int64_t i = 0; i < KS; ++i) x[i] = LoadLanes(d, k[i] + c);
+        TS_UNROLL_ROWS for (int r = 0; r < R; ++r) {
+          const VF qc = hn::LoadU(d, q[r] + c);
+          TS_UNROLL_ROWS for (int64_t i = 0; i < KS; ++i) a[r * KS + i] = hn::MulAdd(qc, x[i], a[r * KS + i]);
+        }
+      }
+      const hn::Full128<float> d4;
+      HWY_ALIGN float dots[R * KS];  // row r's dot with key j + i at r * KS + i
+      TS_UNROLL_ROWS for (int64_t g = 0; g < R * KS; g += 4)
+        hn::Store(SumOfLanes4(a[g], a[g + 1], a[g + 2], a[g + 3]), d4, dots + g);
+      TS_UNROLL_ROWS for (int64_t i = 0; i < KS; ++i) {
+        const float sj = ks ? scale * ks[j + i] : scale;
+        TS_UNROLL_ROWS for (int r = 0; r < R; ++r) s[r][j + i] = dots[r * KS + i] * sj;
+      }
+    }
+  }
+#endif
+  for (; j < n; ++j) {
+    prefetch(j);
+    const E* HWY_RESTRICT k = krow[j];
+    VF a[R], b[R];
+    TS_UNROLL_ROWS for (int r = 0; r < R; ++r) a[r] = b[r] = hn::Zero(d);
+    int64_t c = 0;
+    for (; c + 2 * N <= dk; c += 2 * N) {
+      const VF k1 = LoadLanes(d, k + c), k2 = LoadLanes(d, k + c + N);
+      TS_UNROLL_ROWS for (int r = 0; r < R; ++r) {
+        a[r] = hn::MulAdd(hn::LoadU(d, q[r] + c), k1, a[r]);
+        b[r] = hn::MulAdd(hn::LoadU(d, q[r] + c + N), k2, b[r]);
+      }
+    }
+    if (c + N <= dk) {
+      const VF k1 = LoadLanes(d, k + c);
+      TS_UNROLL_ROWS for (int r = 0; r < R; ++r) a[r] = hn::MulAdd(hn::LoadU(d, q[r] + c), k1, a[r]);
+      c += N;
+    }
+    const float sj = ks ? scale * ks[j] : scale;
+    TS_UNROLL_ROWS for (int r = 0; r < R; ++r) {
+      float dot = hn::GetLane(hn::SumOfLanes(d, hn::Add(a[r], b[r])));
+      for (int64_t i = c; i < dk; ++i) dot += q[r][i] * ElemToF32(k[i]);
+      s[r][j] = dot * sj;
+    }
+  }
+}
+
+// acc[r][c] += sum_j p[r][j] * v row j [c] for R rows; each value row is loaded and converted once
+// for all rows, and the accumulators stay in registers across the keys.
+template <int R, class E>
+HWY_INLINE void AccumulateValues(const float (*HWY_RESTRICT p)[kTile], int64_t n, const E* const* vrow,
+                                 float* const* HWY_RESTRICT acc, int64_t dv) {
+  const DF d;
+  const int64_t N = hn::Lanes(d);
+  // Each weight in all lanes, once per tile: the loop over 2N columns below then reads it as its
+  // FMAs' memory operand instead of broadcasting it again for every 2N columns (callgrind: the
+  // broadcasts were a fifth of that loop's instructions).
+  HWY_ALIGN float pb[kTile * R * hn::MaxLanes(DF())];
+  for (int64_t j = 0; j < n; ++j)
+    TS_UNROLL_ROWS for (int r = 0; r < R; ++r) hn::Store(hn::Set(d, p[r][j]), d, pb + (j * R + r) * N);
+  int64_t c = 0;
+  for (; c + 2 * N <= dv; c += 2 * N) {
+    VF a[R], b[R];
+    TS_UNROLL_ROWS for (int r = 0; r < R; ++r) a[r] = hn::LoadU(d, acc[r] + c), b[r] = hn::LoadU(d, acc[r] + c + N);
+    for (int64_t j = 0; j < n; ++j) {
+      const E* HWY_RESTRICT v = vrow[j] + c;
+      const VF v1 = LoadLanes(d, v), v2 = LoadLanes(d, v + N);
+      TS_UNROLL_ROWS for (int r = 0; r < R; ++r) {
+        const VF pj = hn::Load(d, pb + (j * R + r) * N);
+        a[r] = hn::MulAdd(pj, v1, a[r]);
+        b[r] = hn::MulAdd(pj, v2, b[r]);
+      }
+    }
+    TS_UNROLL_ROWS for (int r = 0; r < R; ++r) hn::StoreU(a[r], d, acc[r] + c), hn::StoreU(b[r], d, acc[r] + c + N);
+  }
+  for (; c + N <= dv; c += N) {
+    VF a[R];
+    TS_UNROLL_ROWS for (int r = 0; r < R; ++r) a[r] = hn::LoadU(d, acc[r] + c);
+    for (int64_t j = 0; j < n; ++j) {
+      const VF v = LoadLanes(d, vrow[j] + c);
+      TS_UNROLL_ROWS for (int r = 0; r < R; ++r) a[r] = hn::MulAdd(hn::Set(d, p[r][j]), v, a[r]);
+    }
+    TS_UNROLL_ROWS for (int r = 0; r < R; ++r) hn::StoreU(a[r], d, acc[r] + c);
+  }
+  for (; c < dv; ++c)
+    TS_UNROLL_ROWS for (int r = 0; r < R; ++r) {
+      float a = acc[r][c];
+      for (int64_t j = 0; j < n; ++j) a += p[r][j] * ElemToF32(vrow[j][c]);
+      acc[r][c] = a;
+    }
+}
+
+// One online-softmax step for R rows (rows first .. first + R - 1 of the block) over the keys
+// [u0, u0 + n) of a tile, which some of those rows see (rows[0] is key u0): scores, masking of the
+// keys a row does not see, rescaling of the running state, then p·V.
+template <int R, class E>
+HWY_INLINE void StepRows(const AttnTask& task, const AttnBlock& blk, int64_t first, int64_t u0, int64_t n,
+                         const TileRows<E>& rows, int64_t off, int64_t dk, int64_t dv, float scale,
+                         const RowPrefetch<E>& prefetch) {
+  const DF d;
+  const int64_t N = hn::Lanes(d);
+  HWY_ALIGN float s[R][kTile];
+  Scores<R>(blk.q + first, rows.k + off, rows.scaled ? rows.ks + off : nullptr, n, dk, scale, s, prefetch);
+  float* acc[R];
+  TS_UNROLL_ROWS for (int r = 0; r < R; ++r) {
+    const int64_t row = first + r;
+    acc[r] = task.acc + row * dv;
+    const int64_t a = std::clamp(blk.lo[row] - u0, int64_t{0}, n), b = std::clamp(blk.hi[row] - u0, int64_t{0}, n);
+    if (a >= b) {  // this row sees none of these keys: it adds nothing
+      std::fill(s[r], s[r] + n, 0.0f);
+      continue;
+    }
+    const float ninf = -std::numeric_limits<float>::infinity();
+    int64_t j = a;
+    VF vmax = hn::Set(d, ninf);
+    for (; j + N <= b; j += N) vmax = hn::Max(vmax, hn::LoadU(d, s[r] + j));
+    float mt = hn::GetLane(hn::MaxOfLanes(d, vmax));
+    for (; j < b; ++j) mt = std::max(mt, s[r][j]);
+    float& m = task.m[row];
+    float& l = task.l[row];
+    const float mn = std::max(m, mt);
+    if (m != mn) {
+      const float corr = m == ninf ? 0.0f : std::exp(m - mn);
+      l *= corr;
+      Scale(corr, acc[r], dv);
+      m = mn;
+    }
+    std::fill(s[r], s[r] + a, 0.0f);
+    std::fill(s[r] + b, s[r] + n, 0.0f);
+    // The weights exp(s - m), their sum, and (quantized pools) each weight times its value row's
+    // scale, which so multiplies the row once rather than each of its elements.
+    const VF vm = hn::Set(d, mn);
+    const float* vs = rows.scaled ? rows.vs + off : nullptr;
+    VF vsum = hn::Zero(d);
+    for (j = a; j + N <= b; j += N) {
+      const VF e = hn::Exp(d, hn::Sub(hn::LoadU(d, s[r] + j), vm));
+      vsum = hn::Add(vsum, e);
+      hn::StoreU(vs ? hn::Mul(e, hn::LoadU(d, vs + j)) : e, d, s[r] + j);
+    }
+    float sum = hn::GetLane(hn::SumOfLanes(d, vsum));
+    for (; j < b; ++j) {
+      const float e = std::exp(s[r][j] - mn);
+      sum += e;
+      s[r][j] = vs ? e * vs[j] : e;
+    }
+    l += sum;
+  }
+  AccumulateValues<R>(s, n, rows.v + off, acc, dv);
+}
+
+// The tile's rows [ua, ub) (and up to kPrefetchKeys beyond, below `end`) found in place: affine rows,
+// or a ferrum pool's, whose rows inside a block are contiguous and whose block the table gives.
+template <class T> void DirectRows(const KvView& kv, int64_t ua, int64_t ub, int64_t end, TileRows<T>& rows) {
+  const KvPaging& pg = kv.paging;
+  const T* k = static_cast<const T*>(kv.k1);
+  // MLA without a second key segment: values are the key rows' first dv elements.
+  const T* v = kv.v ? static_cast<const T*>(kv.v) : k;
+  const int64_t vs = kv.v ? kv.vs : kv.ks1;
+  rows.n = ub - ua;
+  rows.ahead = std::min(end, ub + kPrefetchKeys) - ub;
+  rows.scaled = pg.k_scale || pg.v_scale;
+  rows.in_pool = true;
+  const int64_t count = rows.n + rows.ahead;
+  if (!pg.table) {
+    for (int64_t i = 0; i < count; ++i) {
+      rows.k[i] = k + (ua + i) * kv.ks1;
+      rows.v[i] = v + (ua + i) * vs;
+    }
+    return;
+  }
+  // One division for the tile, then the slot steps through its block and on to the next one: this
+  // loop was an eighth of an I8 decode's instructions, with a 64-bit division (tens of cycles) per key.
+  int64_t e = ua / pg.block_size, slot = ua % pg.block_size;
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t b = pg.table[e];
+    rows.k[i] = k + b * pg.k_block_stride + slot * kv.ks1;
+    rows.v[i] = v + b * pg.v_block_stride + slot * vs;
+    if (i < rows.n && rows.scaled) {
+      rows.ks[i] = pg.k_scale ? pg.k_scale[b * pg.s_block_stride + slot] : 1.0f;
+      rows.vs[i] = pg.v_scale ? pg.v_scale[b * pg.s_block_stride + slot] : 1.0f;
+    }
+    if (++slot == pg.block_size) slot = 0, ++e;
+  }
+}
+
+// The tile's rows [ua, ub) widened (and dequantized) into F32 copies, for the layouts whose rows are
+// not contiguous: vLLM's pools (x-interleaved keys, channel-major values) and MLA's two key segments.
+template <class T> void GatherRowsT(const KvView& kv, int64_t ua, int64_t ub, float* kbuf, float* vbuf) {
+  if (kv.paging.table) return LoadPagedRows<T>(kv, ua, ub, ua, kbuf, vbuf);
+  const int64_t dk = kv.d1 + kv.d2;
+  const T* k1 = static_cast<const T*>(kv.k1);
+  const T* k2 = static_cast<const T*>(kv.k2);
+  const T* v = static_cast<const T*>(kv.v);
+  for (int64_t j = ua; j < ub; ++j) {
+    float* dst = kbuf + (j - ua) * dk;
+    WidenRow(k1 + j * kv.ks1, dst, kv.d1, 1.0f);
+    if (kv.d2) WidenRow(k2 + j * kv.ks2, dst + kv.d1, kv.d2, 1.0f);
+    if (kv.v) WidenRow(v + j * kv.vs, vbuf + (j - ua) * kv.dv, kv.dv, 1.0f);
+  }
+}
+inline void GatheredRows(DType dt, const KvView& kv, int64_t ua, int64_t ub, TileRows<float>& rows) {
+  thread_local std::vector<float> kbuf, vbuf;
+  const int64_t dk = kv.d1 + kv.d2;
+  kbuf.resize(static_cast<size_t>(kTile * dk));
+  vbuf.resize(static_cast<size_t>(kTile * kv.dv));
+  switch (dt) {
+    case DType::I8: GatherRowsT<int8_t>(kv, ua, ub, kbuf.data(), vbuf.data()); break;
+    case DType::F8_E4M3: GatherRowsT<F8E4M3>(kv, ua, ub, kbuf.data(), vbuf.data()); break;
+    default:
+      visit_float(dt, [&](auto tag) {
+        GatherRowsT<typename decltype(tag)::type>(kv, ua, ub, kbuf.data(), vbuf.data());
+      });
+  }
+  rows.n = ub - ua;
+  rows.ahead = 0;
+  rows.scaled = false;
+  rows.in_pool = false;
+  for (int64_t i = 0; i < rows.n; ++i) {
+    rows.k[i] = kbuf.data() + i * dk;
+    rows.v[i] = kv.v ? vbuf.data() + i * kv.dv : kbuf.data() + i * dk;  // MLA: values are the first key segment
+  }
+}
+
+// Rows [r0, r1) of a block over one tile (keys [a, b) some of them see; tile entry `off` is key a):
+// groups of 4, 2 and 1 rows, the only StepRows instances (3 rows are 2 + 1: a tile's rows are in
+// cache by then, and each instance is compiled per element type and target).
+template <class E>
+void StepGroup(const AttnTask& task, const AttnBlock& blk, int64_t r0, int64_t r1, int64_t a, int64_t b,
+               const TileRows<E>& rows, int64_t off, int64_t dk, int64_t dv, float scale,
+               RowPrefetch<E> prefetch) {
+  while (r0 < r1) {
+    if constexpr (!kFallback) {
+      if (r1 - r0 >= 4) {
+        StepRows<4>(task, blk, r0, a, b - a, rows, off, dk, dv, scale, prefetch);
+        r0 += 4;
+        prefetch.ahead = -1;  // the first call asked for the rows already
+        continue;
+      }
+      if (r1 - r0 >= 2) {
+        StepRows<2>(task, blk, r0, a, b - a, rows, off, dk, dv, scale, prefetch);
+        r0 += 2;
+        prefetch.ahead = -1;
+        continue;
+      }
+    }
+    StepRows<1>(task, blk, r0, a, b - a, rows, off, dk, dv, scale, prefetch);
+    r0 += 1;
+    prefetch.ahead = -1;
+  }
+}
+
+// The tiles of a task, each tile's visible rows in groups of kRowGroup query rows sharing every load.
+// Rows come from the pool in place, or (gathered: F32 only) from F32 copies of element type dt.
+template <class E>
+void AttendTiles(const AttnTask& task, const AttnBlock& blk, const KvView& kv, float scale, bool gathered, DType dt) {
+  const int64_t dk = kv.d1 + kv.d2;
+  // Keys some row of [r0, r1) sees within [t0, t1), as [lo, hi); empty when none does.
+  auto seen = [&](int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
+    int64_t lo = t1, hi = t0;
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t a = std::max(blk.lo[r], t0), b = std::min(blk.hi[r], t1);
+      if (a < b) lo = std::min(lo, a), hi = std::max(hi, b);
+    }
+    return std::pair{lo, hi};
+  };
+  TileRows<E> rows;
+  for (int64_t t0 = task.j0; t0 < task.j1; t0 += kTile) {
+    const int64_t t1 = std::min(t0 + kTile, task.j1);
+    // Not structured bindings here or below: lambdas capture them, which clang before 16 refuses.
+    const std::pair<int64_t, int64_t> used = seen(0, blk.rows, t0, t1);
+    const int64_t ua = used.first, ub = used.second;
+    if (ua >= ub) continue;
+    if constexpr (std::is_same_v<E, float>) {
+      if (gathered) GatheredRows(dt, kv, ua, ub, rows);
+      else DirectRows(kv, ua, ub, task.j1, rows);
+    } else {
+      DirectRows(kv, ua, ub, task.j1, rows);
+    }
+    for (int64_t r0 = 0; r0 < blk.rows; r0 += kRowGroup) {
+      const int64_t r1 = std::min<int64_t>(blk.rows, r0 + kRowGroup);
+      const std::pair<int64_t, int64_t> range = seen(r0, r1, t0, t1);
+      const int64_t a = range.first, b = range.second;
+      if (a >= b) continue;
+      // Decode streams K and V: while the first row group scores key j, ask for the rows of key
+      // j + kPrefetchKeys, so the requests spread over the tile instead of arriving in one burst.
+      const bool ask = r0 == 0 && rows.in_pool;
+      const RowPrefetch<E> prefetch{rows, static_cast<int64_t>(dk * sizeof(E)), static_cast<int64_t>(kv.dv * sizeof(E)),
+                                    ask ? a - ua + kPrefetchKeys : -1};
+      StepGroup(task, blk, r0, r1, a, b, rows, a - ua, dk, kv.dv, scale, prefetch);
+    }
+  }
+}
+
+// Keys [task.j0, task.j1) for every row of a block over K/V elements E, read in place; E = float also
+// serves every layout whose rows are not contiguous (any element type dt, through F32 copies).
+template <class E>
+void AttendElem(const AttnTask& task, const AttnBlock& blk, const KvView& kv, float scale, DType dt) {
+  AttendTiles<E>(task, blk, kv, scale, !rows_in_place(kv), dt);
+}
+
+}  // namespace ts::cpu::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#endif  // TS_CPU_ATTENTION_KERNEL_INL_H_
