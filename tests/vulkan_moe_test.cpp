@@ -47,6 +47,20 @@ void expect_same_bits(const Tensor& want, const Tensor& got, const std::string& 
 
 const QuantKind kKinds[] = {QuantKind::Q4_0, QuantKind::Q8_0, QuantKind::Q4_K, QuantKind::Q6_K, QuantKind::F32};
 
+// The fused op's case c against its chain on vk: gate and up through `gemv` (params gp) and `silu`
+// (params sp) over their outputs, bit for bit in F32.
+void expect_chain_bits(Backend& vk, const Case& c, const char* fused, const char* gemv, const Params& gp,
+                       const char* silu, const Params& sp, const std::string& what) {
+  const TensorMap out = run(vk, fused, c.params, DType::F32, c.tensors);
+  TensorMap in = c.tensors;
+  in["weights"] = c.tensors.at("gate_w");
+  const TensorMap gate = run(vk, gemv, gp, DType::F32, in);
+  in["weights"] = c.tensors.at("up_w");
+  const TensorMap up = run(vk, gemv, gp, DType::F32, in);
+  const TensorMap chain = run(vk, silu, sp, DType::F32, {{"gate", gate.at("out")}, {"up", up.at("out")}});
+  expect_same_bits(chain.at("out"), out.at("silu_out"), what);
+}
+
 TEST(VulkanMoe, GateUpSiluIsItsChain) {
   Backend* vk = vulkan_or_skip();
   if (!vk) GTEST_SKIP() << "no Vulkan device here";
@@ -54,19 +68,11 @@ TEST(VulkanMoe, GateUpSiluIsItsChain) {
   for (QuantKind kind : kKinds) {
     const int64_t cols = kind == QuantKind::F32 ? 40 : 256, rows = 9, n = 6;
     const MoeExperts w{kind, 8, rows, cols};
-    const GemvQuantMoeIdGateUpSiluParams fp{w, n};
-    const Case c = generate_case(op_or_throw("gemv_quant_moe_id_gate_up_silu"), Params::of(fp), DType::F32, seed++);
-    const TensorMap fused = run(*vk, "gemv_quant_moe_id_gate_up_silu", Params::of(fp), DType::F32, c.tensors);
-
-    const Params gp = Params::of(GemvQuantMoeIdParams{w, n, 0, cols});
-    TensorMap in = c.tensors;
-    in["weights"] = c.tensors.at("gate_w");
-    const TensorMap gate = run(*vk, "gemv_quant_moe_id", gp, DType::F32, in);
-    in["weights"] = c.tensors.at("up_w");
-    const TensorMap up = run(*vk, "gemv_quant_moe_id", gp, DType::F32, in);
-    const TensorMap chain = run(*vk, "silu_mul_stacked", Params::of(SiluMulStackedParams{n, rows}), DType::F32,
-                                {{"gate", gate.at("out")}, {"up", up.at("out")}});
-    expect_same_bits(chain.at("out"), fused.at("silu_out"), fmt::format("gate_up_silu {}", enum_name(kind)));
+    const Params fp = Params::of(GemvQuantMoeIdGateUpSiluParams{w, n});
+    expect_chain_bits(*vk, generate_case(op_or_throw("gemv_quant_moe_id_gate_up_silu"), fp, DType::F32, seed++),
+                      "gemv_quant_moe_id_gate_up_silu", "gemv_quant_moe_id", Params::of(GemvQuantMoeIdParams{w, n, 0, cols}),
+                      "silu_mul_stacked", Params::of(SiluMulStackedParams{n, rows}),
+                      fmt::format("gate_up_silu {}", enum_name(kind)));
   }
 }
 
@@ -77,18 +83,11 @@ TEST(VulkanMoe, GateUpSiluBatchedIsItsChain) {
   for (QuantKind kind : kKinds) {
     const int64_t cols = kind == QuantKind::F32 ? 40 : 256, m = 3, top_k = 2;
     // Each pair its own row (outer top_k rows, inner one row): the down projection's addressing.
-    const GemvQuantMoeIdBatchedParams p{{kind, 8, 5, cols}, m, top_k, top_k * cols, cols, m * top_k * cols};
-    const Case c = generate_case(op_or_throw("gemv_quant_moe_id_gate_up_silu_batched"), Params::of(p), DType::F32,
-                                 seed++);
-    const TensorMap fused = run(*vk, "gemv_quant_moe_id_gate_up_silu_batched", Params::of(p), DType::F32, c.tensors);
-    TensorMap in = c.tensors;
-    in["weights"] = c.tensors.at("gate_w");
-    const TensorMap gate = run(*vk, "gemv_quant_moe_id_batched", Params::of(p), DType::F32, in);
-    in["weights"] = c.tensors.at("up_w");
-    const TensorMap up = run(*vk, "gemv_quant_moe_id_batched", Params::of(p), DType::F32, in);
-    const TensorMap chain = run(*vk, "silu_mul_batched", Params::of(SiluMulBatchedParams{m * top_k, 5}), DType::F32,
-                                {{"gate", gate.at("out")}, {"up", up.at("out")}});
-    expect_same_bits(chain.at("out"), fused.at("silu_out"), fmt::format("gate_up_silu_batched {}", enum_name(kind)));
+    const Params p = Params::of(
+        GemvQuantMoeIdBatchedParams{{kind, 8, 5, cols}, m, top_k, top_k * cols, cols, m * top_k * cols});
+    expect_chain_bits(*vk, generate_case(op_or_throw("gemv_quant_moe_id_gate_up_silu_batched"), p, DType::F32, seed++),
+                      "gemv_quant_moe_id_gate_up_silu_batched", "gemv_quant_moe_id_batched", p, "silu_mul_batched",
+                      Params::of(SiluMulBatchedParams{m * top_k, 5}), fmt::format("gate_up_silu_batched {}", enum_name(kind)));
   }
 }
 
