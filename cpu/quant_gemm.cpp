@@ -11,8 +11,6 @@
 #define HWY_TARGET_INCLUDE "cpu/quant_gemm.cpp"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 
-#include <type_traits>
-
 #include "core/kinds.h"
 #include "cpu/quant_dot-inl.h"
 #include "hwy/highway.h"
@@ -114,7 +112,7 @@ HWY_EXPORT(Gemv);
 HWY_EXPORT(QuantizeBlocks);
 
 namespace {
-constexpr int64_t kMaxGemvRows = 4;  // above this, sgemm on decoded panels reuses the weights better
+constexpr int64_t kMaxGemvRows = 4;  // the exact route: a GEMV up to here, sgemm on decoded panels above
 constexpr int64_t kPanelRows = 256;  // weight rows decoded to F32 per sgemm call (4 MiB at k = 4096)
 // The int8 GEMV's outputs are judged by their NMSE, which needs enough outputs to average over: a
 // single output near zero by chance would make any relative bound fail. Fewer take the exact path.
