@@ -7,6 +7,7 @@ the triad bandwidth, compute-bound ones as a fraction of OpenBLAS SGEMM at m512 
 
   ci/bench-summary.py --bench build/bench/touchstone-bench --filter 'gemm/cpu'
   ci/bench-summary.py --json results.json
+  ci/bench-summary.py --filter 'gemm_quant/cpu/Q4_K_m1_' --interleave 7   # limits drift: interleave
 
 The default filter is the cpu backend: the OpenCL and Vulkan backends on this kind of machine run on
 PoCL and lavapipe, CPU emulations where one model-sized iteration can take tens of seconds; select
@@ -44,6 +45,11 @@ def run_bench(args):
         sys.exit("bench-summary: no touchstone-bench found; pass --bench PATH")
     cmd = [bench, f"--benchmark_filter=({args.filter})|{BASELINE_FILTER}", "--benchmark_format=json",
            f"--benchmark_min_time={args.min_time}"] + args.extra
+    if args.interleave:
+        # The limits drift from minute to minute on a shared machine (this project's VM: triad 19-36
+        # GB/s). Interleaved repetitions spread every benchmark, baselines included, over the same span
+        # of the run, so each median is set against limits measured at the same times.
+        cmd += [f"--benchmark_repetitions={args.interleave}", "--benchmark_enable_random_interleaving=true"]
     print("running:", " ".join(cmd), file=sys.stderr)
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
     if proc.returncode != 0:
@@ -106,6 +112,8 @@ def main():
     ap.add_argument("--filter", default="^[a-z_]+/cpu/",
                     help="benchmark regex (default: every op on the cpu backend); baselines are always added")
     ap.add_argument("--min-time", default="0.1", help="--benchmark_min_time per benchmark (default 0.1 s)")
+    ap.add_argument("--interleave", type=int, metavar="N",
+                    help="N repetitions of every benchmark and baseline, randomly interleaved, medians reported")
     ap.add_argument("--json", help="read this touchstone-bench JSON instead of running it")
     ap.add_argument("--save", help="also write the run's JSON here")
     ap.add_argument("--strict", action="store_true", help="exit 1 when a benchmark failed (not merely unsupported)")
