@@ -21,6 +21,7 @@
 
 #include "core/dtype.h"
 #include "cpu/attention_core.h"
+#include "cpu/attention_kernels.h"
 #include "cpu/common.h"
 #include "cpu/simd-inl.h"
 #include "hwy/contrib/math/math-inl.h"
@@ -87,6 +88,11 @@ template <int R> constexpr int64_t KeyStep() {
 inline float ElemToF32(int8_t v) { return static_cast<float>(v); }
 inline float ElemToF32(F8E4M3 v) { return f8e4m3_to_f32(static_cast<uint8_t>(v)); }
 template <class T> inline float ElemToF32(T v) { return to_f(v); }
+// What the kernel reads an F8 pool's codes as: 2^8 too small, like its fast lanes (F8ToF32Unscaled),
+// with the factor carried by each row's scale instead (exact: a power of two).
+constexpr float kF8Unscale = 256.0f;
+inline float KernelElem(F8E4M3 v) { return ElemToF32(v) * (1.0f / kF8Unscale); }
+template <class T> inline float KernelElem(T v) { return ElemToF32(v); }
 
 #if HWY_TARGET != HWY_SCALAR
 // e4m3fn codes to F32 in lanes, through F16 (whose conversion to F32 the hardware does): e4m3's
@@ -102,6 +108,15 @@ HWY_INLINE VF F8ToF32(DF d, const F8E4M3* p) {
   const auto nan = hn::PromoteTo(hn::RebindToSigned<DF>(), hn::VecFromMask(di, hn::Eq(hn::And(h, em), em)));
   const VF f = hn::Mul(hn::PromoteTo(d, hn::BitCast(hn::Rebind<hwy::float16_t, DF>(), h)), hn::Set(d, 256.0f));
   return hn::Or(f, hn::BitCast(d, nan));  // all ones: a NaN
+}
+// The same codes as F32 lanes 2^8 too small, with no NaN handling: what the kernel reads from a tile
+// that holds no NaN code (TileHasF8NaN), its rows' scales carrying the 2^8 (kF8Unscale). Half the
+// instructions of F8ToF32: the conversion was most of an F8 decode's extra cost over an I8 one.
+HWY_INLINE VF F8ToF32Unscaled(DF d, const F8E4M3* p) {
+  const hn::Rebind<int16_t, DF> di;
+  const auto code = hn::PromoteTo(di, hn::LoadU(hn::Rebind<int8_t, DF>(), reinterpret_cast<const int8_t*>(p)));
+  const auto h = hn::And(hn::ShiftLeft<7>(code), hn::Set(di, static_cast<int16_t>(0xBF80)));
+  return hn::PromoteTo(d, hn::BitCast(hn::Rebind<hwy::float16_t, DF>(), h));
 }
 HWY_INLINE VF I8ToF32(DF d, const int8_t* p) {
   return hn::ConvertTo(d, hn::PromoteTo(hn::RebindToSigned<DF>(), hn::LoadU(hn::Rebind<int8_t, DF>(), p)));
@@ -166,9 +181,9 @@ HWY_INLINE VF LoadLanes(DF d, const hwy::float16_t* p) { return LoadF(d, p); }
 HWY_INLINE VF LoadLanes(DF d, const hwy::bfloat16_t* p) { return LoadF(d, p); }
 #if HWY_TARGET != HWY_SCALAR
 HWY_INLINE VF LoadLanes(DF d, const int8_t* p) { return I8ToF32(d, p); }
-HWY_INLINE VF LoadLanes(DF d, const F8E4M3* p) { return F8ToF32(d, p); }
+HWY_INLINE VF LoadLanes(DF d, const F8E4M3* p) { return F8ToF32Unscaled(d, p); }
 #else
-template <class T> HWY_INLINE VF LoadLanes(DF d, const T* p) { return hn::Set(d, ElemToF32(*p)); }
+template <class T> HWY_INLINE VF LoadLanes(DF d, const T* p) { return hn::Set(d, KernelElem(*p)); }
 #endif
 
 // The key and value rows of one tile as the kernel reads them: where each row starts (in the pool
@@ -258,7 +273,7 @@ HWY_INLINE void Scores(const float* const* HWY_RESTRICT q, const E* const* krow,
     const float sj = ks ? scale * ks[j] : scale;
     TS_UNROLL_ROWS for (int r = 0; r < R; ++r) {
       float dot = hn::GetLane(hn::SumOfLanes(d, hn::Add(a[r], b[r])));
-      for (int64_t i = c; i < dk; ++i) dot += q[r][i] * ElemToF32(k[i]);
+      for (int64_t i = c; i < dk; ++i) dot += q[r][i] * KernelElem(k[i]);
       s[r][j] = dot * sj;
     }
   }
@@ -304,7 +319,7 @@ HWY_INLINE void AccumulateValues(const float (*HWY_RESTRICT p)[kTile], int64_t n
   for (; c < dv; ++c)
     TS_UNROLL_ROWS for (int r = 0; r < R; ++r) {
       float a = acc[r][c];
-      for (int64_t j = 0; j < n; ++j) a += p[r][j] * ElemToF32(vrow[j][c]);
+      for (int64_t j = 0; j < n; ++j) a += p[r][j] * KernelElem(vrow[j][c]);
       acc[r][c] = a;
     }
 }
@@ -375,9 +390,12 @@ template <class T> void DirectRows(const KvView& kv, int64_t ua, int64_t ub, int
   // MLA without a second key segment: values are the key rows' first dv elements.
   const T* v = kv.v ? static_cast<const T*>(kv.v) : k;
   const int64_t vs = kv.v ? kv.vs : kv.ks1;
+  // F8 rows are read 2^8 too small (KernelElem): their scales carry the factor, 1 when the pool has none.
+  constexpr bool f8 = std::is_same_v<T, F8E4M3>;
+  const float unscale = f8 ? kF8Unscale : 1.0f;
   rows.n = ub - ua;
   rows.ahead = std::min(end, ub + kPrefetchKeys) - ub;
-  rows.scaled = pg.k_scale || pg.v_scale;
+  rows.scaled = pg.k_scale || pg.v_scale || f8;
   rows.in_pool = true;
   const int64_t count = rows.n + rows.ahead;
   if (!pg.table) {
@@ -385,6 +403,7 @@ template <class T> void DirectRows(const KvView& kv, int64_t ua, int64_t ub, int
       rows.k[i] = k + (ua + i) * kv.ks1;
       rows.v[i] = v + (ua + i) * vs;
     }
+    if (rows.scaled) std::fill(rows.ks, rows.ks + rows.n, unscale), std::fill(rows.vs, rows.vs + rows.n, unscale);
     return;
   }
   // One division for the tile, then the slot steps through its block and on to the next one: this
@@ -395,11 +414,34 @@ template <class T> void DirectRows(const KvView& kv, int64_t ua, int64_t ub, int
     rows.k[i] = k + b * pg.k_block_stride + slot * kv.ks1;
     rows.v[i] = v + b * pg.v_block_stride + slot * vs;
     if (i < rows.n && rows.scaled) {
-      rows.ks[i] = pg.k_scale ? pg.k_scale[b * pg.s_block_stride + slot] : 1.0f;
-      rows.vs[i] = pg.v_scale ? pg.v_scale[b * pg.s_block_stride + slot] : 1.0f;
+      rows.ks[i] = (pg.k_scale ? pg.k_scale[b * pg.s_block_stride + slot] : 1.0f) * unscale;
+      rows.vs[i] = (pg.v_scale ? pg.v_scale[b * pg.s_block_stride + slot] : 1.0f) * unscale;
     }
     if (++slot == pg.block_size) slot = 0, ++e;
   }
+}
+
+// Whether a tile's key or value rows hold an e4m3fn NaN code (S.1111.111), which the kernel's lanes
+// (F8ToF32Unscaled) would read as a finite value. Two instructions per vector of codes: the largest
+// code without its sign bit is 0x7F only where some code is a NaN.
+inline bool TileHasF8NaN(const TileRows<F8E4M3>& rows, int64_t dk, int64_t dv) {
+  const hn::ScalableTag<uint8_t> du;
+  const int64_t N = hn::Lanes(du);
+  const auto magnitude = hn::Set(du, uint8_t{0x7F});
+  auto top = hn::Zero(du);
+  uint8_t top_tail = 0;
+  auto scan = [&](const F8E4M3* row, int64_t n) {
+    const uint8_t* c = reinterpret_cast<const uint8_t*>(row);
+    int64_t i = 0;
+    for (; i + 2 * N <= n; i += 2 * N) {
+      top = hn::Max(top, hn::And(hn::LoadU(du, c + i), magnitude));
+      top = hn::Max(top, hn::And(hn::LoadU(du, c + i + N), magnitude));
+    }
+    for (; i + N <= n; i += N) top = hn::Max(top, hn::And(hn::LoadU(du, c + i), magnitude));
+    for (; i < n; ++i) top_tail = std::max<uint8_t>(top_tail, c[i] & 0x7F);
+  };
+  for (int64_t i = 0; i < rows.n; ++i) scan(rows.k[i], dk), scan(rows.v[i], dv);
+  return top_tail == 0x7F || !hn::AllFalse(du, hn::Eq(top, magnitude));
 }
 
 // The tile's rows [ua, ub) widened (and dequantized) into F32 copies, for the layouts whose rows are
@@ -507,6 +549,18 @@ void AttendTiles(const AttnTask& task, const AttnBlock& blk, const KvView& kv, f
                                     ask ? a - ua + kPrefetchKeys : -1};
       StepGroup(task, blk, r0, r1, a, b, rows, a - ua, dk, kv.dv, scale, prefetch);
     }
+    if constexpr (std::is_same_v<E, F8E4M3>) {
+      // A NaN code (rare: a pool written from NaNs) sends the whole task, from its start, through
+      // exact F32 copies of its rows (the F32 kernel), so that this kernel's lanes need no NaN test.
+      // Checked after the tile's steps, when its rows are in cache: a scan before them stalled on
+      // memory the prefetches had not asked for yet (F8 decode 15% slower).
+      if (TileHasF8NaN(rows, dk, kv.dv)) {
+        std::fill(task.m, task.m + blk.rows, -std::numeric_limits<float>::infinity());
+        std::fill(task.l, task.l + blk.rows, 0.0f);
+        std::fill(task.acc, task.acc + blk.rows * kv.dv, 0.0f);
+        return attend_f32(task, blk, kv, scale, dt);
+      }
+    }
   }
 }
 
@@ -514,7 +568,9 @@ void AttendTiles(const AttnTask& task, const AttnBlock& blk, const KvView& kv, f
 // serves every layout whose rows are not contiguous (any element type dt, through F32 copies).
 template <class E>
 void AttendElem(const AttnTask& task, const AttnBlock& blk, const KvView& kv, float scale, DType dt) {
-  AttendTiles<E>(task, blk, kv, scale, !rows_in_place(kv), dt);
+  // The F32 kernel also takes in-place views of other element types (an F8 task with a NaN code):
+  // those go through F32 copies too.
+  AttendTiles<E>(task, blk, kv, scale, !rows_in_place(kv) || dt != DType::F32, dt);
 }
 
 }  // namespace ts::cpu::HWY_NAMESPACE
