@@ -119,6 +119,17 @@ HWY_INLINE VF F8ToF32Unscaled(DF d, const F8E4M3* p) {
   const auto h = hn::And(hn::ShiftLeft<7>(code), hn::Set(di, static_cast<int16_t>(0xBF80)));
   return hn::PromoteTo(d, hn::BitCast(hn::Rebind<hwy::float16_t, DF>(), h));
 }
+// Two vectors of lanes, codes p[0, 2N), through one vector of F16: 6 instructions per 2N codes
+// instead of 8.
+HWY_INLINE void F8ToF32Unscaled2(DF d, const F8E4M3* p, VF& lo, VF& hi) {
+  const hn::Repartition<int16_t, DF> di;
+  const hn::Repartition<hwy::float16_t, DF> dh;
+  const hn::Half<decltype(dh)> dhh;
+  const auto code = hn::PromoteTo(di, hn::LoadU(hn::Rebind<int8_t, decltype(di)>(), reinterpret_cast<const int8_t*>(p)));
+  const auto h = hn::BitCast(dh, hn::And(hn::ShiftLeft<7>(code), hn::Set(di, static_cast<int16_t>(0xBF80))));
+  lo = hn::PromoteTo(d, hn::LowerHalf(dhh, h));
+  hi = hn::PromoteTo(d, hn::UpperHalf(dhh, h));
+}
 HWY_INLINE VF I8ToF32(DF d, const int8_t* p) {
   return hn::ConvertTo(d, hn::PromoteTo(hn::RebindToSigned<DF>(), hn::LoadU(hn::Rebind<int8_t, DF>(), p)));
 }
@@ -186,6 +197,14 @@ HWY_INLINE VF LoadLanes(DF d, const F8E4M3* p) { return F8ToF32Unscaled(d, p); }
 #else
 template <class T> HWY_INLINE VF LoadLanes(DF d, const T* p) { return hn::Set(d, KernelElem(*p)); }
 #endif
+// Lanes of p[0, N) and p[N, 2N): F8 codes convert two vectors at once (F8ToF32Unscaled2).
+template <class T> HWY_INLINE void LoadLanes2(DF d, const T* p, VF& lo, VF& hi) {
+#if HWY_TARGET != HWY_SCALAR
+  if constexpr (std::is_same_v<T, F8E4M3>) return F8ToF32Unscaled2(d, p, lo, hi);
+#endif
+  lo = LoadLanes(d, p);
+  hi = LoadLanes(d, p + hn::Lanes(d));
+}
 
 // The key and value rows of one tile as the kernel reads them: where each row starts (in the pool
 // itself, or in an F32 copy for layouts whose rows are not contiguous) and, for quantized pools, each
@@ -234,13 +253,25 @@ HWY_INLINE void Scores(const float* const* HWY_RESTRICT q, const E* const* krow,
       TS_UNROLL_ROWS for (int64_t i = 0; i < KS; ++i) k[i] = krow[j + i];
       VF a[R * KS];
       TS_UNROLL_ROWS for (int64_t i = 0; i < R * KS; ++i) a[i] = hn::Zero(d);
-      for (int64_t c = 0; c < dk; c += N) {
-        VF x[KS];
-        TS_UNROLL_ROWS for (int64_t i = 0; i < KS; ++i) x[i] = LoadLanes(d, k[i] + c);
+      // 2N columns a step, so that F8 codes convert two vectors at once (LoadLanes2); the sums
+      // take the columns in the same order either way.
+      auto step = [&](int64_t c, const VF* x) {
         TS_UNROLL_ROWS for (int r = 0; r < R; ++r) {
           const VF qc = hn::LoadU(d, q[r] + c);
           TS_UNROLL_ROWS for (int64_t i = 0; i < KS; ++i) a[r * KS + i] = hn::MulAdd(qc, x[i], a[r * KS + i]);
         }
+      };
+      int64_t c = 0;
+      for (; c + 2 * N <= dk; c += 2 * N) {
+        VF x[KS], y[KS];
+        TS_UNROLL_ROWS for (int64_t i = 0; i < KS; ++i) LoadLanes2(d, k[i] + c, x[i], y[i]);
+        step(c, x);
+        step(c + N, y);
+      }
+      if (c < dk) {
+        VF x[KS];
+        TS_UNROLL_ROWS for (int64_t i = 0; i < KS; ++i) x[i] = LoadLanes(d, k[i] + c);
+        step(c, x);
       }
       const hn::Full128<float> d4;
       // Lane l of a group of 4 sums is row (g + l) / KS's dot with key j + l % KS (KS is 2 or 4): one
@@ -319,7 +350,9 @@ HWY_INLINE void AccumulateValues(const float (*HWY_RESTRICT p)[kTile], int64_t n
     for (; j + 2 <= n; j += 2) {
       const E* HWY_RESTRICT v = vrow[j] + c;
       const E* HWY_RESTRICT w = vrow[j + 1] + c;
-      const VF v1 = LoadLanes(d, v), v2 = LoadLanes(d, v + N), w1 = LoadLanes(d, w), w2 = LoadLanes(d, w + N);
+      VF v1, v2, w1, w2;
+      LoadLanes2(d, v, v1, v2);
+      LoadLanes2(d, w, w1, w2);
       TS_UNROLL_ROWS for (int r = 0; r < R; ++r) {
         const VF pj = hn::Load(d, pb + (j * R + r) * N), pk = hn::Load(d, pb + ((j + 1) * R + r) * N);
         a[r] = hn::MulAdd(pk, w1, hn::MulAdd(pj, v1, a[r]));
