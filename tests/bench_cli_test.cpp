@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/run_cli.h"
+#include "tests/temp_path.h"
 
 namespace ts {
 namespace {
@@ -21,7 +22,7 @@ using nlohmann::json;
 using test::run_cli;
 
 fs::path temp(const std::string& name) {
-  return fs::temp_directory_path() / ("touchstone_bench_cli_" + std::to_string(getpid()) + "_" + name);
+  return ts::test::temp_path("bench_cli_" + name);
 }
 
 void write(const fs::path& p, const std::string& text) {

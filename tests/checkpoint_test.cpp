@@ -10,6 +10,7 @@
 #include "core/quant/checkpoint.h"
 #include "tests/expect_error.h"
 #include "tests/run_cli.h"
+#include "tests/temp_path.h"
 
 namespace ts {
 namespace {
@@ -104,7 +105,7 @@ TEST(Checkpoint, MalformedLayersAreOneLineErrors) {
 
 TEST(Checkpoint, OnlyTheLayerIsReadFromTheFile) {
   const Case c = generate_case(op_or_throw("gemm_awq"), Params::of(AwqParams{4, 32, 1, 128, 16}), DType::F32, 4);
-  const std::string path = (std::filesystem::temp_directory_path() / "touchstone_checkpoint_test.safetensors").string();
+  const std::string path = ts::test::temp_path("checkpoint_test.safetensors").string();
   write_safetensors(path, checkpoint_of(c));
   const SafetensorsFile f = read_safetensors(path, [](const std::string& n) { return quant::in_layer(n, kPrefix); });
   EXPECT_EQ(f.tensors.size(), 3u);  // qweight, qzeros, scales: not the bias, not k_proj
@@ -119,7 +120,7 @@ TEST(Checkpoint, OnlyTheLayerIsReadFromTheFile) {
 // expected outputs every backend can be checked against; bad input is one line on stderr, exit 1.
 TEST(CheckpointCli, CaseOfALayerChecksOnTheReference) {
   namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / "touchstone_checkpoint_cli";
+  const fs::path dir = ts::test::temp_path("checkpoint_cli");
   fs::create_directories(dir);
   const std::string ckpt = (dir / "model.safetensors").string(), out = (dir / "layer.safetensors").string();
   const Case c = generate_case(op_or_throw("gemm_gptq"), Params::of(GptqParams{8, 32, 1, 128, 16, true}), DType::F32, 4);

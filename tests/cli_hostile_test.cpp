@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "core/safetensors.h"
+#include "tests/temp_path.h"
 
 namespace {
 
@@ -22,7 +23,7 @@ struct Result {
 };
 
 fs::path scratch() {
-  const fs::path d = fs::temp_directory_path() / "touchstone_cli_hostile";
+  const fs::path d = ts::test::temp_path("cli_hostile");
   fs::create_directories(d);
   return d;
 }

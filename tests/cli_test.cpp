@@ -6,6 +6,7 @@
 #include <string>
 
 #include <gtest/gtest.h>
+#include "tests/temp_path.h"
 
 namespace {
 
@@ -17,7 +18,7 @@ struct Result {
 };
 
 Result run_cli(const std::string& args) {
-  const fs::path err_file = fs::temp_directory_path() / "touchstone_cli_test.err";
+  const fs::path err_file = ts::test::temp_path("cli_test.err");
   const std::string cmd = std::string(TOUCHSTONE_CLI) + " " + args + " >/dev/null 2>" + err_file.string();
   const int status = std::system(cmd.c_str());
   std::ifstream in(err_file);
@@ -31,7 +32,7 @@ TEST(Cli, MalformedCaseFilesGiveOneLineAndExit1) {
   int n = 0;
   for (const auto& e : fs::directory_iterator(kCorpus)) {
     if (e.path().filename() == "valid_gemm") continue;
-    const fs::path out = fs::temp_directory_path() / "touchstone_cli_test.out";
+    const fs::path out = ts::test::temp_path("cli_test.out");
     fs::remove(out);
     const Result r = run_cli("run " + e.path().string() + " --backend reference --out " + out.string());
     EXPECT_EQ(r.exit_code, 1) << e.path();
@@ -44,7 +45,7 @@ TEST(Cli, MalformedCaseFilesGiveOneLineAndExit1) {
 }
 
 TEST(Cli, ValidCaseRunsAndChecks) {
-  const fs::path out = fs::temp_directory_path() / "touchstone_cli_test_valid.out";
+  const fs::path out = ts::test::temp_path("cli_test_valid.out");
   EXPECT_EQ(run_cli("run " + (kCorpus / "valid_gemm").string() + " --backend reference --out " + out.string()).exit_code, 0);
   EXPECT_TRUE(fs::exists(out));
   EXPECT_EQ(run_cli("check " + (kCorpus / "valid_gemm").string() + " --backend reference").exit_code, 0);

@@ -9,6 +9,7 @@
 
 #include "core/case_file.h"
 #include "tests/run_cli.h"
+#include "tests/temp_path.h"
 
 namespace ts {
 namespace {
@@ -27,7 +28,7 @@ std::string slurp(const fs::path& p) {
 std::string tensor_bytes(const Tensor& t) { return {reinterpret_cast<const char*>(t.data()), t.nbytes()}; }
 
 fs::path out_path(const std::string& name) {
-  const fs::path p = fs::temp_directory_path() / ("touchstone_gguf_cli_" + name + ".safetensors");
+  const fs::path p = ts::test::temp_path("gguf_cli_" + name + ".safetensors");
   fs::remove(p);
   return p;
 }

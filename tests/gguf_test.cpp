@@ -11,6 +11,7 @@
 #include "core/gguf.h"
 #include "tests/expect_error.h"
 #include "tests/gguf_writer.h"
+#include "tests/temp_path.h"
 
 namespace ts {
 namespace {
@@ -28,7 +29,7 @@ std::string slurp(const fs::path& p) {
 }
 
 fs::path write_temp(const std::string& name, const std::string& bytes) {
-  const fs::path p = fs::temp_directory_path() / ("touchstone_gguf_test_" + name);
+  const fs::path p = ts::test::temp_path("gguf_test_" + name);
   std::ofstream(p, std::ios::binary) << bytes;
   return p;
 }

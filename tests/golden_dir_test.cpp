@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "conformance/golden_dir.h"
+#include "tests/temp_path.h"
 
 namespace ts {
 namespace {
@@ -15,7 +16,7 @@ namespace {
 namespace fs = std::filesystem;
 
 TEST(GoldenDir, AnInstalledTreeIsFoundBesideTheExecutable) {
-  const fs::path root = fs::temp_directory_path() / ("touchstone-golden-dir-" + std::to_string(::getpid()));
+  const fs::path root = ts::test::temp_path("golden-dir");
   fs::create_directories(root / "bin");
   EXPECT_EQ(installed_golden_dir(root / "bin" / "touchstone-conformance"), "");  // no share/ yet
   fs::create_directories(root / "share" / "touchstone" / "golden");

@@ -23,6 +23,7 @@
 #include "core/op.h"
 #include "core/ops/core/attention_common.h"
 #include "core/ops/core_params.h"
+#include "tests/temp_path.h"
 
 namespace ts {
 namespace {
@@ -311,7 +312,7 @@ TEST(StrictReader, RejectsWhatSafetensorsRejects) {
   }, "");
 }
 
-fs::path temp(const std::string& name) { return fs::temp_directory_path() / ("touchstone_hostile_" + name); }
+fs::path temp(const std::string& name) { return ts::test::temp_path("hostile_" + name); }
 
 TEST(StrictReader, StreamsAreReadOnlyAsFarAsTheHeaderSays) {
   // /dev/zero: an 8-byte length of 0, refused at once instead of read to exhaustion.

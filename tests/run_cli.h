@@ -8,6 +8,7 @@
 #include <string>
 
 #include <unistd.h>
+#include "tests/temp_path.h"
 
 namespace ts::test {
 
@@ -18,7 +19,7 @@ struct CliResult {
 
 inline CliResult run_cli(const std::string& args, const std::string& env = "") {
   namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / ("touchstone_run_cli." + std::to_string(getpid()));
+  const fs::path dir = ts::test::temp_path("run_cli");
   fs::create_directories(dir);
   const fs::path out = dir / "stdout", err = dir / "stderr";
   const std::string cmd =
