@@ -600,7 +600,7 @@ template <int M> HWY_INLINE void DotQ8Block(BlockQ6_K, const uint8_t* b, int64_t
 // The weights a little ahead of the ones about to be read (`bytes` of them, from `at` + kAhead):
 // one stream per thread is not enough for the hardware prefetchers to keep the memory bus busy.
 // (Past a row's end this reads the next row, or past the matrix: prefetches never fault.)
-// Measured (session 9, quiet, m1_n4096_k14336): without it Q4_K and Q8_0 read ~25% slower; 1024,
+// Measured (session 8, quiet, m1_n4096_k14336): without it Q4_K and Q8_0 read ~25% slower; 1024,
 // 4096 or 8192 bytes ahead were within the run-to-run noise of 2048. Reading 2 weight rows per pass
 // (more streams, as the F32 GEMV's 4) made Q4_0 / Q4_1 ~30% slower and Q4_K ~20% (more live
 // registers, spills), Q8_0 no faster; one contiguous half per thread instead of 64 tasks, no faster.
