@@ -166,9 +166,11 @@ void AttentionRun::run() {
     std::vector<float> o(static_cast<size_t>(dv));
     for (int64_t r = 0; r < rows; ++r) {
       float M = -std::numeric_limits<float>::infinity();
+      bool poisoned = false;  // a piece saw a NaN score: the row is NaN, as the reference's
       for (size_t ti = first_task[bi]; ti < first_task[bi + 1]; ++ti) {
         const AttnTask s = slices(tasks[ti], rows);
         if (s.l[r] > 0) M = std::max(M, s.m[r]);
+        poisoned = poisoned || std::isnan(s.l[r]);
       }
       std::fill(o.begin(), o.end(), 0.0f);
       float L = 0;
@@ -182,8 +184,9 @@ void AttentionRun::run() {
       }
       const float inv = L > 0 ? 1.0f / L : 0.0f;  // no visible key: zeros
       for (int64_t i = 0; i < dv; ++i) o[i] *= inv;
+      if (poisoned) std::fill(o.begin(), o.end(), L = std::numeric_limits<float>::quiet_NaN());
       from_f32(out_dt_, o.data(), b.out[r], dv);
-    if (b.lse[r]) *b.lse[r] = L > 0 ? M + std::log(L) : -std::numeric_limits<float>::infinity();
+    if (b.lse[r]) *b.lse[r] = poisoned ? L : L > 0 ? M + std::log(L) : -std::numeric_limits<float>::infinity();
     }
   };
   // A decode merge (a few rows per block) is microseconds of work: on the caller alone it costs less

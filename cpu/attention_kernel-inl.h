@@ -409,10 +409,15 @@ HWY_INLINE void StepRows(const AttnTask& task, const AttnBlock& blk, int64_t fir
     }
     const float ninf = -std::numeric_limits<float>::infinity();
     int64_t j = a;
-    VF vmax = hn::Set(d, ninf);
-    for (; j + N <= b; j += N) vmax = hn::Max(vmax, hn::LoadU(d, s[r] + j));
+    VF vmax = hn::Set(d, ninf), vnan = hn::Zero(d);
+    for (; j + N <= b; j += N) {
+      const VF x = hn::LoadU(d, s[r] + j);
+      vmax = hn::Max(vmax, x);
+      vnan = hn::Or(vnan, hn::VecFromMask(d, hn::IsNaN(x)));
+    }
     float mt = hn::GetLane(hn::MaxOfLanes(d, vmax));
-    for (; j < b; ++j) mt = std::max(mt, s[r][j]);
+    bool nan = !hn::AllFalse(d, hn::MaskFromVec(vnan));
+    for (; j < b; ++j) mt = std::max(mt, s[r][j]), nan = nan || std::isnan(s[r][j]);
     float& m = task.m[row];
     float& l = task.l[row];
     const float mn = std::max(m, mt);
@@ -441,6 +446,10 @@ HWY_INLINE void StepRows(const AttnTask& task, const AttnBlock& blk, int64_t fir
       s[r][j] = vs ? e * vs[j] : e;
     }
     l += sum;
+    // A NaN score makes every weight of the reference's softmax NaN (its exp sums it in), where the
+    // max and exp above would let it weigh 0: the row's sum is poisoned instead, which no later tile
+    // and no merge of key-split states clears (AttentionRun::run), so the row's output is NaN.
+    if (nan) l = std::numeric_limits<float>::quiet_NaN();
   }
   AccumulateValues<R>(s, n, rows.v + off, acc, dv);
 }

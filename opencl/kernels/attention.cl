@@ -40,16 +40,17 @@ inline void visible_range(int i, int kv_len, int first, int causal, int window, 
   *lo = window > 0 ? max(0, p + 1 - window) : 0;
 }
 
-// out = acc / l, or 0 where the row saw no key (l == 0), rounded once to the output dtype.
+// out = acc / l, or 0 where the row saw no key (l == 0), rounded once to the output dtype. A NaN l
+// (the row saw a NaN score) divides through: the row is NaN, as the reference's.
 inline void store_out(__global st_t* out, size_t base, vec_t acc, float l) {
-  const vec_t o = l > 0.0f ? acc / l : (vec_t)(0.0f);
+  const vec_t o = l != 0.0f ? acc / l : (vec_t)(0.0f);
   float part[VW];
   VS(o, part, 0);
   for (int x = 0; x < VW; ++x) ST(out, base + x, part[x]);
 }
 
 // The natural log of a row's sum of exp(scores): -inf when it saw no key.
-inline float row_lse(float m, float l) { return l > 0.0f ? m + log(l) : -INFINITY; }
+inline float row_lse(float m, float l) { return l != 0.0f ? m + log(l) : -INFINITY; }
 
 // Horizontal sum by halving: log2(VW) vector adds.
 inline float hsum(vec_t v) {
@@ -238,7 +239,10 @@ __kernel void flash_attn(__global const st_t* q, __global const kv_t* k1, __glob
       const float alpha = mx == -INFINITY ? 1.0f : exp(row_m[r] - mx);
       float sum = 0.0f;
       for (int jj = 0; jj < nj; ++jj) {
-        const float p = mx == -INFINITY ? 0.0f : exp(ps[r * bk + jj] - mx);
+        // fmax above passes over a NaN score; its weight is NaN here (and so the row's sum), also
+        // when every score of the row is NaN and mx stayed -inf. Keys the row does not see weigh 0.
+        const float sc = ps[r * bk + jj];
+        const float p = sc == -INFINITY ? 0.0f : exp(sc - mx);
         ps[r * bk + jj] = p;
         sum += p;
       }
@@ -299,12 +303,13 @@ __kernel void flash_combine(__global const float* part_acc, __global const float
   for (int p = 0; p < np; ++p) mx = fmax(mx, ml[2 * p]);
   float l = 0.0f;
   vec_t acc = (vec_t)(0.0f);
-  if (mx != -INFINITY)
-    for (int p = 0; p < np; ++p) {
-      const float w = exp(ml[2 * p] - mx);
-      l = fma(ml[2 * p + 1], w, l);
-      acc = fma((vec_t)(w), VL(part_acc, ((size_t)o * np + p) * dv + c * VW), acc);
-    }
+  // A piece that saw no key (m = -inf) weighs 0; one that saw a NaN score has l NaN, which 0 * NaN
+  // still carries into the row.
+  for (int p = 0; p < np; ++p) {
+    const float w = ml[2 * p] == -INFINITY ? 0.0f : exp(ml[2 * p] - mx);
+    l = fma(ml[2 * p + 1], w, l);
+    acc = fma((vec_t)(w), VL(part_acc, ((size_t)o * np + p) * dv + c * VW), acc);
+  }
   store_out(out, out_off + (size_t)o * dv + c * VW, acc, l);
 #ifdef LSE
   if (c == 0) lse[(o % nh) * lse_rows + o / nh] = row_lse(mx, l);

@@ -87,6 +87,7 @@ layout(push_constant) uniform Push {
 } p;
 
 #define NEG_INF uintBitsToFloat(0xff800000u)
+#define QNAN uintBitsToFloat(0x7fc00000u)
 
 // Sequence z as this work group sees it: n query rows, the first at position `first` (negative for
 // FA2 rows before the kv starts), kv keys, its first row in the flat q (varlen) and its block table.
@@ -158,16 +159,17 @@ void main() {
   const uint row = q_row(sq, z, h, qi), out_base = p.o_off + row * p.dv;
   for (uint d = gl_LocalInvocationIndex; d < p.dv; d += WG) {
     float l = 0.0, acc = 0.0;
-    if (m != NEG_INF) {
-      for (uint s = 0; s < p.npieces; ++s) {  // key order: the same sums every run
-        const uint u = first + s * stride;
-        const float w = exp(part[u] - m);  // 0 for a piece that saw no key (m = -inf, l = acc = 0)
-        l = fma(part[u + 1u], w, l);
-        acc = fma(part[u + 2u + d], w, acc);
-      }
+    for (uint s = 0; s < p.npieces; ++s) {  // key order: the same sums every run
+      const uint u = first + s * stride;
+      // 0 for a piece that saw no key (m = -inf, l = acc = 0); a piece that saw a NaN score has l
+      // NaN, which its weight carries into the row's (0 * NaN included).
+      const float w = part[u] == NEG_INF ? 0.0 : exp(part[u] - m);
+      l = fma(part[u + 1u], w, l);
+      acc = fma(part[u + 2u + d], w, acc);
     }
-    o[out_base + d] = st(l > 0.0 ? acc / l : 0.0);
-    if (p.seqs == SEQS_FA2 && d == 0u) lse[h * p.total_q + sq.row0 + qi] = l > 0.0 ? m + log(l) : NEG_INF;
+    // l == 0: no key seen, zeros; a NaN l divides through: the row is NaN, as the reference's.
+    o[out_base + d] = st(l != 0.0 ? acc / l : 0.0);
+    if (p.seqs == SEQS_FA2 && d == 0u) lse[h * p.total_q + sq.row0 + qi] = l != 0.0 ? m + log(l) : NEG_INF;
   }
 }
 #else
@@ -326,8 +328,15 @@ void main() {
     barrier();
     if (t < BQ) {  // online softmax: one invocation per row
       const float m_old = sm[t];
+      // GLSL's max is undefined for a NaN operand: NaN scores stay out of the max and poison the
+      // row's sum instead (their weights are NaN below too), as the reference's softmax is NaN.
       float m_new = m_old;
-      for (uint jj = 0; jj < BK; ++jj) m_new = max(m_new, sp[t][jj]);
+      bool nan_seen = false;
+      for (uint jj = 0; jj < BK; ++jj) {
+        const float s = sp[t][jj];
+        if (isnan(s)) nan_seen = true;
+        else m_new = max(m_new, s);
+      }
       float corr = 1.0, sum = 0.0;
       if (m_new != NEG_INF) {
         corr = exp(m_old - m_new);  // 0 while the row had seen nothing
@@ -340,7 +349,7 @@ void main() {
         for (uint jj = 0; jj < BK; ++jj) sp[t][jj] = 0.0;
       }
       sm[t] = m_new;
-      sl[t] = sl[t] * corr + sum;
+      sl[t] = nan_seen ? QNAN : sl[t] * corr + sum;
       scorr[t] = corr;
     }
     // K is no longer needed: stage V in the same shared tile.
@@ -392,9 +401,9 @@ void main() {
       const uint base = p.o_off + q_row(sq, z, h, qi) * p.dv;
       for (uint c = 0; c < DPT; ++c) {
         const uint d = t + c * WG;
-        if (d < p.dv) o[base + d] = st(l > 0.0 ? acc[rr][c] / l : 0.0);
+        if (d < p.dv) o[base + d] = st(l != 0.0 ? acc[rr][c] / l : 0.0);
       }
-      if (p.seqs == SEQS_FA2 && t == 0u) lse[h * p.total_q + sq.row0 + qi] = l > 0.0 ? sm[rr] + log(l) : NEG_INF;
+      if (p.seqs == SEQS_FA2 && t == 0u) lse[h * p.total_q + sq.row0 + qi] = l != 0.0 ? sm[rr] + log(l) : NEG_INF;
     }
   }
 }
