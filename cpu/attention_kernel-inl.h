@@ -55,6 +55,26 @@ HWY_INLINE void PrefetchL2(const void* p, size_t bytes) {
   asm volatile("");
 }
 
+// Makes the compiler hold v in a register from here on, for K/V elements E read by one instruction
+// per vector (F32, F16). A vector that several FMAs read (a q row shared by the keys of a step, a
+// softmax weight shared by two column halves) is otherwise folded into each FMA as a memory operand,
+// loaded once per use, and the F16 loops were bound by loads (warm F16 decode ~12% faster pinned).
+// Not for the element types whose widening takes temporaries (I8, F8, BF16): the pinned registers
+// then cost spills (I8 ~4% slower).
+template <class E, class V> HWY_INLINE void InRegister(V& v) {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+  if constexpr (std::is_same_v<E, float> || std::is_same_v<E, hwy::float16_t>) {
+#if HWY_TARGET <= HWY_AVX3
+    asm("" : "+v"(v.raw));
+#else
+    asm("" : "+x"(v.raw));
+#endif
+  }
+#else
+  (void)v;
+#endif
+}
+
 #if HWY_TARGET != HWY_SCALAR
 // {sum of v0's lanes, sum of v1's, sum of v2's, sum of v3's}: four horizontal sums for little more
 // than the price of one, by interleaving within 128-bit blocks and then adding the blocks.
@@ -78,10 +98,15 @@ HWY_INLINE hn::Vec<hn::Full128<float>> SumOfLanes4(VF v0, VF v1, VF v2, VF v3) {
 #endif
 // Keys scored together for R rows, so that one q load serves several keys and their horizontal sums
 // are shared: R x KeyStep accumulators plus the key loads fit the vector registers (16 below
-// AVX-512, where 4 rows take 2 keys at a time). R x KeyStep is a multiple of 4 (SumOfLanes4).
-template <int R> constexpr int64_t KeyStep() {
+// AVX-512). R x KeyStep is a multiple of 4 (SumOfLanes4). Below AVX-512, 4 rows take 3 keys of F32
+// or F16 rows a column vector at a time (12 accumulators, 3 key vectors, the q vector: 16
+// registers), and 2 keys of the types whose widening needs temporaries, two column vectors at a time
+// (F8 converts two at once). 8 chains of a 4-cycle FMA barely fill two FMA pipes; 12 leave slack
+// (a microbenchmark of this loop: 0.59 cycles per FMA with 8, 0.52 with 12).
+template <int R, class E> constexpr int64_t KeyStep() {
   if constexpr (HWY_TARGET == HWY_SCALAR) return 1;
-  else return R == 4 && HWY_TARGET > HWY_AVX3 ? 2 : 4;
+  else if constexpr (R != 4 || HWY_TARGET <= HWY_AVX3) return 4;
+  else return std::is_same_v<E, float> || std::is_same_v<E, hwy::float16_t> ? 3 : 2;
 }
 // Element to float for every K/V element type: the float types through Highway's conversions; I8 and
 // F8_E4M3 codes (their pools are scaled per slot) widened in lanes too, since decode over a quantized
@@ -245,7 +270,7 @@ HWY_INLINE void Scores(const float* const* HWY_RESTRICT q, const E* const* krow,
   const int64_t N = hn::Lanes(d);
   int64_t j = 0;
 #if HWY_TARGET != HWY_SCALAR
-  constexpr int64_t KS = KeyStep<R>();
+  constexpr int64_t KS = KeyStep<R, E>();
   if (dk % N == 0 && KS > 1) {
     for (; j + KS <= n; j += KS) {
       TS_UNROLL_ROWS for (int64_t i = 0; i < KS; ++i) prefetch(j + i);
@@ -257,11 +282,19 @@ HWY_INLINE void Scores(const float* const* HWY_RESTRICT q, const E* const* krow,
       // take the columns in the same order either way.
       auto step = [&](int64_t c, const VF* x) {
         TS_UNROLL_ROWS for (int r = 0; r < R; ++r) {
-          const VF qc = hn::LoadU(d, q[r] + c);
+          VF qc = hn::LoadU(d, q[r] + c);
+          InRegister<E>(qc);
           TS_UNROLL_ROWS for (int64_t i = 0; i < KS; ++i) a[r * KS + i] = hn::MulAdd(qc, x[i], a[r * KS + i]);
         }
       };
       int64_t c = 0;
+      if constexpr (KS == 3) {
+        for (; c < dk; c += N) {
+          VF x[KS];
+          TS_UNROLL_ROWS for (int64_t i = 0; i < KS; ++i) x[i] = LoadLanes(d, k[i] + c);
+          step(c, x);
+        }
+      }
       for (; c + 2 * N <= dk; c += 2 * N) {
         VF x[KS], y[KS];
         TS_UNROLL_ROWS for (int64_t i = 0; i < KS; ++i) LoadLanes2(d, k[i] + c, x[i], y[i]);
@@ -274,31 +307,63 @@ HWY_INLINE void Scores(const float* const* HWY_RESTRICT q, const E* const* krow,
         step(c, x);
       }
       const hn::Full128<float> d4;
-      // Lane l of a group of 4 sums is row (g + l) / KS's dot with key j + l % KS (KS is 2 or 4): one
+      // Lane l of a group of 4 sums is row (g + l) / KS's dot with key j + l % KS. KS 2 or 4: one
       // vector of the keys' scales scales the group, and each row's KS scores are stored at once
       // (scalar multiplies and stores were a tenth of an I8 decode's instructions).
-      static_assert(KS == 2 || KS == 4, "a group of 4 sums holds whole rows or pairs of rows");
-      auto sv = hn::Set(d4, scale);
-      if (ks) {
-        if constexpr (KS == 4) {
-          sv = hn::Mul(sv, hn::LoadU(d4, ks + j));
-        } else {
-          uint64_t pair;  // both keys' scales, repeated in the upper half
-          std::memcpy(&pair, ks + j, sizeof(pair));
-          sv = hn::Mul(sv, hn::BitCast(d4, hn::Set(hn::Repartition<uint64_t, decltype(d4)>(), pair)));
+      if constexpr (KS == 3) {
+        // Groups of 4 sums straddle rows: through memory, each score times its key's factor (the
+        // product the vector multiply below would round the same way).
+        float t[R * KS];
+        TS_UNROLL_ROWS for (int64_t g = 0; g < R * KS; g += 4)
+          hn::StoreU(SumOfLanes4(a[g], a[g + 1], a[g + 2], a[g + 3]), d4, t + g);
+        TS_UNROLL_ROWS for (int64_t i = 0; i < KS; ++i) {
+          const float sj = ks ? scale * ks[j + i] : scale;
+          TS_UNROLL_ROWS for (int r = 0; r < R; ++r) s[r][j + i] = t[r * KS + i] * sj;
         }
-      }
-      TS_UNROLL_ROWS for (int64_t g = 0; g < R * KS; g += 4) {
-        const auto v = hn::Mul(SumOfLanes4(a[g], a[g + 1], a[g + 2], a[g + 3]), sv);
-        if constexpr (KS == 4) {
-          hn::StoreU(v, d4, s[g / 4] + j);
-        } else {
-          const hn::Full64<float> d2;
-          hn::StoreU(hn::LowerHalf(d2, v), d2, s[g / 2] + j);
-          hn::StoreU(hn::UpperHalf(d2, v), d2, s[g / 2 + 1] + j);
+      } else {
+        static_assert(KS == 2 || KS == 4, "a group of 4 sums holds whole rows or pairs of rows");
+        auto sv = hn::Set(d4, scale);
+        if (ks) {
+          if constexpr (KS == 4) {
+            sv = hn::Mul(sv, hn::LoadU(d4, ks + j));
+          } else {
+            uint64_t pair;  // both keys' scales, repeated in the upper half
+            std::memcpy(&pair, ks + j, sizeof(pair));
+            sv = hn::Mul(sv, hn::BitCast(d4, hn::Set(hn::Repartition<uint64_t, decltype(d4)>(), pair)));
+          }
+        }
+        TS_UNROLL_ROWS for (int64_t g = 0; g < R * KS; g += 4) {
+          const auto v = hn::Mul(SumOfLanes4(a[g], a[g + 1], a[g + 2], a[g + 3]), sv);
+          if constexpr (KS == 4) {
+            hn::StoreU(v, d4, s[g / 4] + j);
+          } else {
+            const hn::Full64<float> d2;
+            hn::StoreU(hn::LowerHalf(d2, v), d2, s[g / 2] + j);
+            hn::StoreU(hn::UpperHalf(d2, v), d2, s[g / 2 + 1] + j);
+          }
         }
       }
     }
+  }
+  if constexpr (R == 4) {
+    // The keys the steps leave over, each summed as a step sums it (one chain per row over the column
+    // vectors in order, the same lane tree): a score's bits do not depend on which keys share a step,
+    // so the kernels of element types with different steps agree (tests/cpu_attention_f8_test.cpp).
+    if (dk % N == 0)
+      for (; j < n; ++j) {
+        prefetch(j);
+        const E* HWY_RESTRICT k = krow[j];
+        VF a[R];
+        TS_UNROLL_ROWS for (int r = 0; r < R; ++r) a[r] = hn::Zero(d);
+        for (int64_t c = 0; c < dk; c += N) {
+          const VF x = LoadLanes(d, k + c);
+          TS_UNROLL_ROWS for (int r = 0; r < R; ++r) a[r] = hn::MulAdd(hn::LoadU(d, q[r] + c), x, a[r]);
+        }
+        float t[R];
+        hn::StoreU(SumOfLanes4(a[0], a[1], a[2], a[3]), hn::Full128<float>(), t);
+        const float sj = ks ? scale * ks[j] : scale;
+        TS_UNROLL_ROWS for (int r = 0; r < R; ++r) s[r][j] = t[r] * sj;
+      }
   }
 #endif
   for (; j < n; ++j) {
@@ -342,6 +407,33 @@ HWY_INLINE void AccumulateValues(const float (*HWY_RESTRICT p)[kTile], int64_t n
   for (int64_t j = 0; j < n; ++j)
     TS_UNROLL_ROWS for (int r = 0; r < R; ++r) hn::Store(hn::Set(d, p[r][j]), d, pb + (j * R + r) * N);
   int64_t c = 0;
+#if HWY_TARGET == HWY_AVX2
+  // 3N columns a pass, one key a step, for the 4 rows of a GQA group over F32 / F16 rows: 12
+  // accumulators, each taking one FMA per key. The 2N loop below has 8 taking two chained FMAs per
+  // key pair, and 8 chains of a 4-cycle FMA barely fill two FMA pipes: any stall leaves them idle
+  // (a 16-register microbenchmark ran 0.52 cycles per FMA with 12 chains, 0.59 with 8). Keys in the
+  // same order per column as below: the same bits.
+  if constexpr (R == 4 && (std::is_same_v<E, float> || std::is_same_v<E, hwy::float16_t>)) {
+    for (; c + 3 * N <= dv; c += 3 * N) {
+      VF a[3 * R];
+      TS_UNROLL_ROWS for (int r = 0; r < R; ++r)
+        TS_UNROLL_ROWS for (int i = 0; i < 3; ++i) a[3 * r + i] = hn::LoadU(d, acc[r] + c + i * N);
+      for (int64_t j = 0; j < n; ++j) {
+        const E* HWY_RESTRICT v = vrow[j] + c;
+        const VF v0 = LoadLanes(d, v), v1 = LoadLanes(d, v + N), v2 = LoadLanes(d, v + 2 * N);
+        TS_UNROLL_ROWS for (int r = 0; r < R; ++r) {
+          VF pj = hn::Load(d, pb + (j * R + r) * N);
+          InRegister<E>(pj);
+          a[3 * r] = hn::MulAdd(pj, v0, a[3 * r]);
+          a[3 * r + 1] = hn::MulAdd(pj, v1, a[3 * r + 1]);
+          a[3 * r + 2] = hn::MulAdd(pj, v2, a[3 * r + 2]);
+        }
+      }
+      TS_UNROLL_ROWS for (int r = 0; r < R; ++r)
+        TS_UNROLL_ROWS for (int i = 0; i < 3; ++i) hn::StoreU(a[3 * r + i], d, acc[r] + c + i * N);
+    }
+  }
+#endif
   for (; c + 2 * N <= dv; c += 2 * N) {
     VF a[R], b[R];
     TS_UNROLL_ROWS for (int r = 0; r < R; ++r) a[r] = hn::LoadU(d, acc[r] + c), b[r] = hn::LoadU(d, acc[r] + c + N);
@@ -354,7 +446,9 @@ HWY_INLINE void AccumulateValues(const float (*HWY_RESTRICT p)[kTile], int64_t n
       LoadLanes2(d, v, v1, v2);
       LoadLanes2(d, w, w1, w2);
       TS_UNROLL_ROWS for (int r = 0; r < R; ++r) {
-        const VF pj = hn::Load(d, pb + (j * R + r) * N), pk = hn::Load(d, pb + ((j + 1) * R + r) * N);
+        VF pj = hn::Load(d, pb + (j * R + r) * N), pk = hn::Load(d, pb + ((j + 1) * R + r) * N);
+        InRegister<E>(pj);
+        InRegister<E>(pk);
         a[r] = hn::MulAdd(pk, w1, hn::MulAdd(pj, v1, a[r]));
         b[r] = hn::MulAdd(pk, w2, hn::MulAdd(pj, v2, b[r]));
       }
