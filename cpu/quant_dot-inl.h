@@ -78,6 +78,7 @@ struct BlockQ4_0 {
   static constexpr bool kBiased = false;
   // For the integer dot: where the codes start, the f16 min's offset (0: none), the zero code.
   static constexpr int kQs = 2, kMinAt = 0, kZero = 8;
+  static constexpr bool kPaired = true;  // its integer dot reads ActQ8::qp
   template <class F> static HWY_INLINE void ForEachSub(const uint8_t* b, F&& f) {
     const float d = LoadHalf(b);
     const uint8_t* qs = b + 2;
@@ -92,6 +93,7 @@ struct BlockQ4_1 {
   static constexpr int64_t kElems = 32, kBytes = 20;
   static constexpr bool kBiased = true;
   static constexpr int kQs = 4, kMinAt = 2, kZero = 0;
+  static constexpr bool kPaired = true;
   template <class F> static HWY_INLINE void ForEachSub(const uint8_t* b, F&& f) {
     const float d = LoadHalf(b), m = LoadHalf(b + 2);
     const uint8_t* qs = b + 4;
@@ -106,6 +108,7 @@ struct BlockQ8_0 {
   static constexpr int64_t kElems = 32, kBytes = 34;
   static constexpr bool kBiased = false;
   static constexpr int kQs = 2, kMinAt = 0, kZero = 0;
+  static constexpr bool kPaired = false;  // reads ActQ8::q
   template <class F> static HWY_INLINE void ForEachSub(const uint8_t* b, F&& f) {
     const uint8_t* qs = b + 2;
     f(0, 32, LoadHalf(b), 0, 0.0f, [qs](int l) { return LoadI8(qs + l); });
@@ -378,6 +381,38 @@ HWY_INLINE hn::Vec<D8> Nibbles32(const uint8_t* p, int /*l*/) {
   const __m256i v = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
   return hn::Vec<D8>{_mm256_and_si256(_mm256_srlv_epi64(v, _mm256_set_epi64x(4, 4, 0, 0)), _mm256_set1_epi8(0xF))};
 }
+// Q4_0 / Q4_1's codes of blocks p and p + 4 of a group of 8 (their qs at x and y) in the order of the
+// paired activations (ActQ8::qp): [X 0-15 | Y 0-15] in lo, [X 16-31 | Y 16-31] in hi.
+HWY_INLINE void NibblePair(const uint8_t* x, const uint8_t* y, __m256i& lo, __m256i& hi) {
+  const __m256i v = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x))),
+                                            _mm_loadu_si128(reinterpret_cast<const __m128i*>(y)), 1);
+  const __m256i mask = _mm256_set1_epi8(0xF);
+  lo = _mm256_and_si256(v, mask);
+  hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), mask);
+}
+// Per activation row i, lane j of sums[i] = block j's 32 codes times their activations, for a full
+// group of 8 Q4_0 / Q4_1 blocks at b (from block blk0 of the row). Two blocks per step, their products
+// summed in i16 as far as they fit: a maddubs lane is 2 products of at most 15 * 127, so the add of the
+// two halves' maddubs (4 products) and two pairwise adds (16 products, <= 30480 < 2^15) cannot wrap;
+// then one madd per row and group widens to i32 (lanes in block order: the adds keep them so).
+template <class K, int M>
+HWY_INLINE void PairedSums8(const uint8_t* b, int64_t blk0, const ActQ8* a, hn::Vec<DI32>* sums) {
+  __m256i even[M], low_pairs[M];
+  for (int p = 0; p < 4; ++p) {
+    __m256i lo, hi;
+    NibblePair(b + p * K::kBytes + K::kQs, b + (p + 4) * K::kBytes + K::kQs, lo, hi);
+    for (int i = 0; i < M; ++i) {
+      const int8_t* at = a[i].qp + 32 * blk0 + 64 * p;
+      const __m256i s = _mm256_add_epi16(_mm256_maddubs_epi16(lo, LoadA8(at)), _mm256_maddubs_epi16(hi, LoadA8(at + 32)));
+      if (p % 2 == 0)
+        even[i] = s;
+      else if (p == 1)
+        low_pairs[i] = _mm256_hadd_epi16(even[i], s);  // blocks 0, 1 | 4, 5: 4 sums of 8 products each
+      else
+        sums[i].raw = _mm256_madd_epi16(_mm256_hadd_epi16(low_pairs[i], _mm256_hadd_epi16(even[i], s)), _mm256_set1_epi16(1));
+    }
+  }
+}
 // The f16 values at p, p + kStride, .. (the first n of 8, the rest 0) in the lanes of a vector:
 // inserted from memory one by one (a vector built from 8 two-byte stores would stall on store
 // forwarding), then lanes j.. of them widened.
@@ -495,23 +530,43 @@ HWY_INLINE void AddScaled(VF& acc, hn::Vec<DI32> isum, float scale) {
   acc = hn::MulAdd(hn::ConvertTo(DF(), isum), hn::Set(DF(), scale), acc);
 }
 
-// Blocks of 32 (Q4_0, Q4_1, Q8_0), nb <= 8 of them from block blk0 of the row: their f16 scales (and
-// mins) widened 8 at a time, the offsets (-8 d for Q4_0, m for Q4_1) times the activation sums as one
-// vector FMA, then per block an integer dot and one FMA. acc[i] and odd[i]: two sums per row (the
-// lanes summed at the end). The activation arrays are padded so that reading 8 blocks is in bounds.
+// odd[i] += the offsets of blocks j.. (kNF of them; -8 d for Q4_0, m for Q4_1) times the activation
+// sums, d their weight scales.
+template <class K, int M, class Halves>
+HWY_INLINE void AddOffsets(VF d, const Halves& mh, int j, int64_t at, const ActQ8* a, VF* odd) {
+  if constexpr (K::kMinAt != 0 || K::kZero != 0) {
+    const VF off = K::kMinAt != 0 ? F16Lanes(mh, j) : hn::Mul(d, hn::Set(DF(), -static_cast<float>(K::kZero)));
+    for (int i = 0; i < M; ++i) odd[i] = hn::MulAdd(off, hn::LoadU(DF(), a[i].fs32 + at + j), odd[i]);
+  }
+}
+
+// Blocks of 32 (Q4_0, Q4_1, Q8_0), nb <= 8 of them from block blk0 of the row (a multiple of 8): their
+// f16 scales (and mins) widened 8 at a time, the offsets times the activation sums as one vector FMA.
+// A full group of Q4_0 / Q4_1 on AVX2 then takes PairedSums8 and one FMA per row; anything else an
+// integer dot and one FMA per block. acc[i] and odd[i]: two sums per row (the lanes summed at the
+// end). The activation arrays are padded so that reading 8 blocks is in bounds.
 template <class K, int M>
 HWY_INLINE void DotQ8Legacy(const uint8_t* b, int64_t blk0, int nb, const ActQ8* a, VF* acc, VF* odd) {
   // nb < 8: the missing blocks' scales are 0.
   const auto dh = LoadHalves8<K::kBytes>(b, nb);
   const auto mh = LoadHalves8<K::kBytes>(b + K::kMinAt, K::kMinAt != 0 ? nb : 0);
+  const bool paired = K::kPaired && nb == 8;  // a full group: its activations in paired order
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+  if (paired) {
+    const VF d = F16Lanes(dh, 0);
+    AddOffsets<K, M>(d, mh, 0, blk0, a, odd);
+    hn::Vec<DI32> sums[M];
+    PairedSums8<K, M>(b, blk0, a, sums);
+    for (int i = 0; i < M; ++i)
+      acc[i] = hn::MulAdd(hn::ConvertTo(DF(), sums[i]), hn::Mul(d, hn::LoadU(DF(), a[i].d + blk0)), acc[i]);
+    return;
+  }
+#endif
   float scale[M][8];
   for (int j = 0; j < 8; j += kNF) {
     const VF d = F16Lanes(dh, j);
     for (int i = 0; i < M; ++i) hn::StoreU(hn::Mul(d, hn::LoadU(DF(), a[i].d + blk0 + j)), DF(), scale[i] + j);
-    if constexpr (K::kMinAt != 0 || K::kZero != 0) {
-      const VF off = K::kMinAt != 0 ? F16Lanes(mh, j) : hn::Mul(d, hn::Set(DF(), -static_cast<float>(K::kZero)));
-      for (int i = 0; i < M; ++i) odd[i] = hn::MulAdd(off, hn::LoadU(DF(), a[i].fs32 + blk0 + j), odd[i]);
-    }
+    AddOffsets<K, M>(d, mh, j, blk0, a, odd);
   }
   KeepInMemory(scale);
   // Block j into sums (acc for even j, odd for odd j: the choice must be static to stay in registers).
@@ -520,13 +575,14 @@ HWY_INLINE void DotQ8Legacy(const uint8_t* b, int64_t blk0, int nb, const ActQ8*
     hn::Vec<DI32> isum[M];
     for (int i = 0; i < M; ++i) isum[i] = hn::Zero(DI32());
     for (int l = 0; l < 32; l += kN8) {
-      const int64_t at = 32 * (blk0 + j) + l;
-      if constexpr (K::kBytes == BlockQ8_0::kBytes) {
+      // (Paired order only where kN8 <= 16: on AVX2 a full group of the paired kinds took PairedSums8.)
+      const int64_t at = 32 * blk0 + (paired ? paired_at(j, l) : 32 * j + l);
+      if constexpr (!K::kPaired) {
         const V8 w = hn::LoadU(D8(), qs + l);
         for (int i = 0; i < M; ++i) isum[i] = hn::Add(isum[i], DotI8(w, a[i].q + at, l));
       } else {
         const V8 w = Nibbles32(qs, l);
-        for (int i = 0; i < M; ++i) isum[i] = hn::Add(isum[i], DotU8(w, a[i].q + at, l));
+        for (int i = 0; i < M; ++i) isum[i] = hn::Add(isum[i], DotU8(w, a[i].qp + at, l));
       }
     }
     for (int i = 0; i < M; ++i) AddScaled(sums[i], isum[i], scale[i][j]);

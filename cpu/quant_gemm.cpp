@@ -161,9 +161,18 @@ void QuantActivations::quantize_int8() {
     fs16[2 * b + 1] = d8[b] * static_cast<float>(sums[2 * b + 1]);
     fs32[b] = d8[b] * static_cast<float>(sums[2 * b] + sums[2 * b + 1]);
   }
+  q8p = q8;  // the row tails stay in natural order; the full groups are reordered below
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t g = 0; g + kPairGroup <= k; g += kPairGroup) {
+      const int8_t* from = q8.data() + i * k + g;
+      int8_t* to = q8p.data() + i * k + g;
+      for (int j = 0; j < 8; ++j)
+        for (int l = 0; l < 32; l += 16) std::copy_n(from + 32 * j + l, 16, to + paired_at(j, l));
+    }
   for (int64_t i = 0; i < m; ++i) {
     const size_t at = static_cast<size_t>(i * k);
-    rows8.push_back({q8.data() + at, d8.data() + at / 32, fs32.data() + at / 32, fs16.data() + at / 16});
+    rows8.push_back(
+        {q8.data() + at, q8p.data() + at, d8.data() + at / 32, fs32.data() + at / 32, fs16.data() + at / 16});
   }
 }
 

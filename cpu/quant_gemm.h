@@ -22,7 +22,7 @@ struct QuantActivations {
   std::vector<float> sums;
   std::vector<ActQ8> rows8;    // one per row when quantized in blocks of 32, else empty
   std::vector<ActQ8K> rows8k;  // one per row when quantized in blocks of 256, else empty
-  std::vector<int8_t> q8, q8k;
+  std::vector<int8_t> q8, q8p, q8k;
   std::vector<float> d8, fs32, fs16, d8k;
   std::vector<int16_t> bs16, bs32;
 

@@ -1,0 +1,89 @@
+// The cpu backend's integer dot (cpu/quant_rows.h's rows_int8) against the same product computed in
+// double from the reference's dequantized weights and the int8 activations it was given: the two
+// differ by F32 rounding only, so any misplaced code, activation or scale (the paired activation
+// order of Q4_0 / Q4_1 included) shows as an error far above the bound. Run on the best SIMD target
+// and, through ctest's unit/cpu-scalar entry, on the portable one.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "core/dtype.h"
+#include "core/quant/formats.h"
+#include "cpu/quant_gemm.h"
+#include "cpu/quant_rows.h"
+
+namespace ts::cpu {
+namespace {
+
+// n_rows weight rows of k values: random codes, and random finite F16 scales (mantissa and sign vary
+// from block to block, so a scale applied to the wrong block is seen).
+std::vector<uint8_t> random_rows(const quant::Format& f, int64_t n_rows, int64_t k, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<uint8_t> w(static_cast<size_t>(n_rows * quant::row_bytes(f, k)));
+  for (auto& b : w) b = static_cast<uint8_t>(rng());
+  for (size_t b = 0; b < w.size(); b += static_cast<size_t>(f.block_bytes))
+    for (const int16_t at : f.f16_scales)
+      if (at >= 0) {
+        const float scale = std::ldexp(1.0f + static_cast<float>(rng() % 1024) / 1024.0f, -6) * (rng() % 2 ? 1 : -1);
+        const uint16_t h = f32_to_f16(scale);
+        w[b + static_cast<size_t>(at)] = static_cast<uint8_t>(h & 0xFF);
+        w[b + static_cast<size_t>(at) + 1] = static_cast<uint8_t>(h >> 8);
+      }
+  return w;
+}
+
+void expect_exact_up_to_f32(QuantKind kind, int64_t k, int64_t m) {
+  const quant::Format& f = quant::block_format(kind);
+  const bool k_blocks = f.block_elems == 256;
+  const int64_t n_rows = 5, act_block = k_blocks ? 256 : 32;
+  std::mt19937 rng(static_cast<uint32_t>(7 * k + m));
+  std::normal_distribution<float> nd;
+  std::vector<float> a(static_cast<size_t>(m * k));
+  for (auto& x : a) x = nd(rng);
+  const QuantActivations act(DType::F32, a.data(), m, k, !k_blocks, k_blocks);
+  ASSERT_EQ(k_blocks ? act.rows8k.size() : act.rows8.size(), static_cast<size_t>(m));
+  const std::vector<uint8_t> w = random_rows(f, n_rows, k, 3);
+  std::vector<float> got(static_cast<size_t>(m * n_rows), NAN), row(static_cast<size_t>(k));
+  rows_int8(kind, w.data(), k, 0, n_rows, act.rows8.data(), act.rows8k.data(), m, got.data(), n_rows);
+  for (int64_t r = 0; r < n_rows; ++r) {
+    f.dequantize_row(w.data() + r * quant::row_bytes(f, k), row.data(), k);
+    double wmax = 0;
+    for (float x : row) wmax = std::max(wmax, std::fabs(static_cast<double>(x)));
+    for (int64_t i = 0; i < m; ++i) {
+      const int8_t* q = k_blocks ? act.rows8k[static_cast<size_t>(i)].q : act.rows8[static_cast<size_t>(i)].q;
+      const float* d = k_blocks ? act.rows8k[static_cast<size_t>(i)].d : act.rows8[static_cast<size_t>(i)].d;
+      double want = 0, mass = 0;
+      for (int64_t c = 0; c < k; ++c) {
+        const double ac = static_cast<double>(d[c / act_block]) * q[c];
+        want += row[static_cast<size_t>(c)] * ac;
+        mass += std::fabs(ac);
+      }
+      // The integer sums are exact; each F32 partial the kernel adds (a block's scale times its codes,
+      // an offset or min times the activations' sum) is at most 4 max|w| per unit of |activation| for
+      // these blocks (a random block's codes span their range), and it is rounded at most once per
+      // block it passes plus the final lane sum: k / 32 + 16 roundings.
+      const double bound = static_cast<double>(k / 32 + 16) * unit_roundoff(DType::F32) * 4 * wmax * mass;
+      EXPECT_NEAR(got[static_cast<size_t>(i * n_rows + r)], want, bound)
+          << enum_name(kind) << " k " << k << " m " << m << " activation row " << i << " weight row " << r;
+    }
+  }
+}
+
+// k = 608: two full groups of 8 blocks of 32 (the paired order) and a tail of 3 (natural order);
+// m = 6 takes the prefill loop (4 activation rows, then 2).
+TEST(CpuQuantInt8Dot, BlocksOf32MatchTheExactProductOfTheQuantizedActivations) {
+  for (QuantKind kind : {QuantKind::Q4_0, QuantKind::Q4_1, QuantKind::Q8_0})
+    for (int64_t k : {96, 256, 608})
+      for (int64_t m : {1, 2, 3, 4, 6}) expect_exact_up_to_f32(kind, k, m);
+}
+
+TEST(CpuQuantInt8Dot, BlocksOf256MatchTheExactProductOfTheQuantizedActivations) {
+  for (QuantKind kind : {QuantKind::Q4_K, QuantKind::Q5_K, QuantKind::Q6_K})
+    for (int64_t m : {1, 2, 3, 4, 6}) expect_exact_up_to_f32(kind, 768, m);
+}
+
+}  // namespace
+}  // namespace ts::cpu
