@@ -142,8 +142,8 @@ HWY_INLINE void Tile(const GroupTiles& w, const TileActivations& a, int64_t tile
   constexpr int64_t per = 32 / Bits, block_bytes = kActBlock * kTileCols * Bits / 8;
   constexpr int V = kVectors<M>;
   const int64_t runs = static_cast<int64_t>(w.runs.size()), blocks = w.rows / kActBlock;
-  const uint32_t* codes = w.codes.get() + tile * w.tile_words();
-  const uint8_t* heads = w.heads.get() + tile * runs * w.head_bytes();
+  const uint32_t* codes = w.codes.data() + tile * w.tile_words();
+  const uint8_t* heads = w.heads.data() + tile * runs * w.head_bytes();
   const ActT<Bits>* act = nullptr;
   if constexpr (Bits == 4) act = a.q8.data();
   else act = a.q16.data();

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <new>
 
 #include "core/quant/packing.h"
 #include "cpu/common.h"
@@ -40,14 +41,16 @@ std::shared_ptr<const GroupTiles> repack(GroupTiles w, const int32_t* group_of_r
   w.tiles = (w.n + kTileCols - 1) / kTileCols;
   const int64_t per = w.rows_per_word(), words = w.tile_words(), runs = static_cast<int64_t>(w.runs.size());
   const int64_t head = w.head_bytes();
-  w.codes = hwy::AllocateAligned<uint32_t>(static_cast<size_t>(w.tiles * words));
-  w.heads = hwy::AllocateAligned<uint8_t>(static_cast<size_t>(w.tiles * runs * head));
-  check(w.codes && w.heads, "gemm_{}: cannot allocate the repacked weights", w.zero_offset ? "gptq" : "awq");
-  std::memset(w.heads.get(), 0, static_cast<size_t>(w.tiles * runs * head));
+  try {
+    w.codes.resize(static_cast<size_t>(w.tiles * words));
+    w.heads.resize(static_cast<size_t>(w.tiles * runs * head));  // zeros: the unused zero fields
+  } catch (const std::bad_alloc&) {
+    fail("gemm_{}: cannot allocate the repacked weights", w.zero_offset ? "gptq" : "awq");
+  }
   parallel_for(w.tiles, 1, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t cols = std::min(kTileCols, w.n - t * kTileCols);
-      uint32_t* dst = w.codes.get() + t * words;
+      uint32_t* dst = w.codes.data() + t * words;
       for (int64_t r = 0; r < w.rows; r += per)
         for (int64_t c = 0; c < kTileCols; ++c) {
           uint32_t word = 0;
@@ -58,7 +61,7 @@ std::shared_ptr<const GroupTiles> repack(GroupTiles w, const int32_t* group_of_r
           dst[r / per * kTileCols + c] = word;
         }
       for (int64_t ri = 0; ri < runs; ++ri) {
-        uint8_t* h = w.heads.get() + (t * runs + ri) * head;
+        uint8_t* h = w.heads.data() + (t * runs + ri) * head;
         const int64_t g = w.runs[static_cast<size_t>(ri)].group;
         std::memcpy(h, scales + g * w.n + t * kTileCols, static_cast<size_t>(2 * cols));
         for (int64_t c = 0; c < cols; ++c) {

@@ -17,7 +17,6 @@
 
 #include "core/ops/quant_params.h"
 #include "core/tensor.h"
-#include "hwy/aligned_allocator.h"
 
 namespace ts::cpu {
 
@@ -40,11 +39,13 @@ struct GroupTiles {
   bool in_order = false;        // source is 0, 1, .. k - 1: the activations are read in place
   std::vector<TileRun> runs;
   // [tiles][rows / per][32] words: word (w, c) holds the codes of sorted rows per*w .. per*w + per - 1
-  // of column c, row per*w + t at bit bits * t (zero codes past n and in padding rows).
-  hwy::AlignedFreeUniquePtr<uint32_t[]> codes;
+  // of column c, row per*w + t at bit bits * t (zero codes past n and in padding rows). In tensor
+  // memory (2 MiB aligned, advised for huge pages, as the case's own weights are): the GEMV streams
+  // them, and in 4 KiB pages each page was a TLB miss.
+  std::vector<uint32_t, CacheLineAllocator<uint32_t>> codes;
   // [tiles][runs] heads of kHeadBytes: the run's 32 f16 scales, then its 32 stored zero fields
   // (8-bit: one byte each; 4-bit: 16 bytes, column c in byte c % 16, low nibble for c < 16).
-  hwy::AlignedFreeUniquePtr<uint8_t[]> heads;
+  std::vector<uint8_t, CacheLineAllocator<uint8_t>> heads;
   int64_t rows_per_word() const { return 32 / bits; }
   int64_t head_bytes() const { return 2 * kTileCols + kTileCols * bits / 8; }
   int64_t tile_words() const { return rows / rows_per_word() * kTileCols; }
