@@ -328,11 +328,9 @@ HWY_INLINE hn::Vec<DI32> Q6ScaledSums(const int8_t* s, const int16_t* bs16) {
   const __m256i sc = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s)));
   return hn::Vec<DI32>{_mm256_madd_epi16(sc, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bs16)))};
 }
-// Q4_K / Q5_K's scales, each as an i16 pair in a word of `sc` (a step's madd operand is then one
-// broadcast load, no shuffle), their mins as i16 in `mn`.
+// Q4_K / Q5_K's 8 scales and 8 mins as i16.
 struct K4Scales {
-  alignas(16) uint32_t sc[8];
-  __m128i mn;
+  __m128i sc, mn;
 };
 HWY_INLINE K4Scales LoadK4Scales(const uint8_t* q) {
   // ScalesMinsK4 on the words of one vector (fewer instructions than on scalar words): from
@@ -345,15 +343,8 @@ HWY_INLINE K4Scales LoadK4Scales(const uint8_t* q) {
   const __m128i hi = _mm_or_si128(_mm_and_si128(u22, _mm_set1_epi8(0x0F)),
                                   _mm_and_si128(_mm_srli_epi32(u, 2), _mm_set1_epi8(0x30)));
   const __m128i v = _mm_unpacklo_epi32(lo, hi);  // scales 0-7, then mins 0-7
-  const __m128i sc16 = _mm_cvtepu8_epi16(v);
-  K4Scales s;
-  _mm_store_si128(reinterpret_cast<__m128i*>(s.sc), _mm_unpacklo_epi16(sc16, sc16));
-  _mm_store_si128(reinterpret_cast<__m128i*>(s.sc + 4), _mm_unpackhi_epi16(sc16, sc16));
-  KeepInMemory(s.sc);
-  s.mn = _mm_cvtepu8_epi16(_mm_unpackhi_epi64(v, v));
-  return s;
+  return {_mm_cvtepu8_epi16(v), _mm_cvtepu8_epi16(_mm_unpackhi_epi64(v, v))};
 }
-HWY_INLINE StepScale K4Scale(const K4Scales& s, int c) { return _mm256_set1_epi32(static_cast<int>(s.sc[c])); }
 // sum_c mn_c * bs32_c over the 8 sub-blocks (partial sums in i32 lanes).
 HWY_INLINE hn::Vec<DI32> K4ScaledMins(const K4Scales& s, const int16_t* bs32) {
   const __m128i p = _mm_madd_epi16(s.mn, _mm_loadu_si128(reinterpret_cast<const __m128i*>(bs32)));
@@ -595,9 +586,78 @@ HWY_INLINE void DotQ8Legacy(const uint8_t* b, int64_t blk0, int nb, const ActQ8*
   if (j < nb) block(j, acc);
 }
 
-// Q4_K and Q5_K: codes(c, l) gives codes l.. of sub-block c (of 8). A block's integer sum
-// sum_c sc_c * (codes_c . a_c) times d * da, less dmin * da * sum_c m_c * bs32_c.
-// (|sum| <= 8 * 32 * 31 * 127 * 63 < 2^26: no overflow, and its F32 rounding is far below da's.)
+// Q4_K and Q5_K: a block's integer sum sum_c sc_c * (codes_c . a_c) times d * da, less
+// dmin * da * sum_c m_c * bs32_c. (|sum| <= 8 * 32 * 31 * 127 * 63 < 2^26: no overflow, and its F32
+// rounding is far below da's.) isum[i]: the integer sums of row i, in i32 lanes.
+template <int M>
+HWY_INLINE void AddK4Block(const uint8_t* b, int64_t blk, const ActQ8K* a, const K4Scales& s, const hn::Vec<DI32>* isum,
+                           VF* acc) {
+  for (int i = 0; i < M; ++i) {
+    VF d_da, dmin_da;
+    HalvesTimes(b, a[i].d[blk], d_da, dmin_da);
+    acc[i] = hn::MulAdd(hn::ConvertTo(DF(), isum[i]), d_da, acc[i]);
+    acc[i] = hn::NegMulAdd(hn::ConvertTo(DF(), K4ScaledMins(s, a[i].bs32 + 8 * blk)), dmin_da, acc[i]);
+  }
+}
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+// chunk(c, lo, hi) gives the 64 codes of chunk c (of 4): sub-block 2c in lo, 2c + 1 in hi, 32 each,
+// in the order of the activations (natural). The two maddubs' i16 lanes (2 products each) are merged
+// by hadd, which keeps a lane to one sub-block: [2c x4 | 2c + 1 x4] per 128-bit half, 4 products a
+// lane; a second hadd of chunks c, c + 1 gives [2c, 2c, .., 2c + 3, 2c + 3] (8 products), a third
+// of the two pairs [0, 1, .., 7] (16). Each level fits i16 while its products do: 8 * 31 * 127 and
+// 16 * 15 * 127 < 2^15, so Q4_K (codes <= 15) takes all three levels and one madd by its scales per
+// block, Q5_K (codes <= 31) two levels and two madds; the mins, as before, one madd of the 32-sums.
+template <int M, int kMaxCode, class Chunk>
+HWY_INLINE void DotQ8K4(const uint8_t* b, int64_t blk, const ActQ8K* a, VF* acc, Chunk&& chunk) {
+  static_assert(8 * kMaxCode * 127 < 32768, "two hadd levels must fit i16");
+  const K4Scales s = LoadK4Scales(b + 4);
+  __m256i pairs[M][2];  // chunks 0, 1 and 2, 3 after two hadd levels
+  for (int c = 0; c < 4; ++c) {
+    __m256i lo, hi;
+    chunk(c, lo, hi);
+    for (int i = 0; i < M; ++i) {
+      const int8_t* at = a[i].q + 256 * blk + 64 * c;
+      const __m256i p = _mm256_hadd_epi16(_mm256_maddubs_epi16(lo, LoadA8(at)), _mm256_maddubs_epi16(hi, LoadA8(at + 32)));
+      pairs[i][c / 2] = c % 2 == 0 ? p : _mm256_hadd_epi16(pairs[i][c / 2], p);
+    }
+  }
+  const __m256i sc = _mm256_broadcastsi128_si256(s.sc);
+  hn::Vec<DI32> isum[M];
+  for (int i = 0; i < M; ++i) {
+    if constexpr (16 * kMaxCode * 127 < 32768)
+      isum[i].raw = _mm256_madd_epi16(_mm256_hadd_epi16(pairs[i][0], pairs[i][1]), sc);
+    else
+      isum[i].raw = _mm256_add_epi32(_mm256_madd_epi16(pairs[i][0], _mm256_unpacklo_epi16(sc, sc)),
+                                     _mm256_madd_epi16(pairs[i][1], _mm256_unpackhi_epi16(sc, sc)));
+  }
+  AddK4Block<M>(b, blk, a, s, isum, acc);
+}
+HWY_INLINE void NibblesK(const uint8_t* qs, __m256i& lo, __m256i& hi) {
+  const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs));
+  const __m256i mask = _mm256_set1_epi8(0xF);
+  lo = _mm256_and_si256(v, mask);
+  hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), mask);
+}
+// Bit s of each byte of qh moved to bit 4 (Q5_K's fifth bit of sub-block s): one 16-bit shift by
+// 4 - s then a mask; each byte's bit 4 comes from its own bit s (the shift is at most 4 either way).
+HWY_INLINE __m256i FifthBit(__m256i qh, int s) {
+  const __m256i m = _mm256_set1_epi8(0x10);
+  if (s < 4) return _mm256_and_si256(_mm256_slli_epi16(qh, 4 - s), m);
+  return _mm256_and_si256(s == 4 ? qh : _mm256_srli_epi16(qh, s - 4), m);
+}
+template <int M> HWY_INLINE void DotQ8Block(BlockQ4_K, const uint8_t* b, int64_t blk, const ActQ8K* a, VF* acc) {
+  DotQ8K4<M, 15>(b, blk, a, acc, [b](int c, __m256i& lo, __m256i& hi) { NibblesK(b + 16 + 32 * c, lo, hi); });
+}
+template <int M> HWY_INLINE void DotQ8Block(BlockQ5_K, const uint8_t* b, int64_t blk, const ActQ8K* a, VF* acc) {
+  const __m256i qh = LoadA8(reinterpret_cast<const int8_t*>(b + 16));
+  DotQ8K4<M, 31>(b, blk, a, acc, [b, qh](int c, __m256i& lo, __m256i& hi) {
+    NibblesK(b + 48 + 32 * c, lo, hi);
+    lo = _mm256_or_si256(lo, FifthBit(qh, 2 * c));
+    hi = _mm256_or_si256(hi, FifthBit(qh, 2 * c + 1));
+  });
+}
+#else
+// codes(c, l) gives codes l.. of sub-block c (of 8).
 template <int M, class Codes>
 HWY_INLINE void DotQ8K4(const uint8_t* b, int64_t blk, const ActQ8K* a, VF* acc, Codes&& codes) {
   const K4Scales s = LoadK4Scales(b + 4);
@@ -610,12 +670,7 @@ HWY_INLINE void DotQ8K4(const uint8_t* b, int64_t blk, const ActQ8K* a, VF* acc,
       for (int i = 0; i < M; ++i) isum[i] = hn::Add(isum[i], DotU8Scaled(w, a[i].q + 256 * blk + 32 * c + l, l, sc));
     }
   }
-  for (int i = 0; i < M; ++i) {
-    VF d_da, dmin_da;
-    HalvesTimes(b, a[i].d[blk], d_da, dmin_da);
-    acc[i] = hn::MulAdd(hn::ConvertTo(DF(), isum[i]), d_da, acc[i]);
-    acc[i] = hn::NegMulAdd(hn::ConvertTo(DF(), K4ScaledMins(s, a[i].bs32 + 8 * blk)), dmin_da, acc[i]);
-  }
+  AddK4Block<M>(b, blk, a, s, isum, acc);
 }
 template <int M> HWY_INLINE void DotQ8Block(BlockQ4_K, const uint8_t* b, int64_t blk, const ActQ8K* a, VF* acc) {
   DotQ8K4<M>(b, blk, a, acc, [b](int c, int l) {
@@ -630,6 +685,7 @@ template <int M> HWY_INLINE void DotQ8Block(BlockQ5_K, const uint8_t* b, int64_t
     return hn::Or(lo, BitsTo4(hn::LoadU(D8(), b + 16 + l), c, 1));
   });
 }
+#endif
 // Q6_K: chunk j (of 4) of half h holds sub-blocks 8h + 2j and 8h + 2j + 1; the -32 offset is
 // -32 sum_s sc_s bs16_s over the block's 16 sub-blocks, in the same integer sum, times d * da.
 // (|sum| <= 256 * 63 * 127 * 128 + 32 * 16 * 128 * 2032 < 2^29.)
