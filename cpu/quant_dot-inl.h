@@ -275,8 +275,10 @@ HWY_INLINE void DotRow(const uint8_t* HWY_RESTRICT w, int64_t blocks, const floa
 // block's codes are non-negative (Q8_0's signed ones take the sign trick), so 32 codes times 32 int8
 // activations are one unsigned x signed byte multiply with pairwise i16 sums (x86's maddubs; no pair
 // sum can saturate: 2 * 63 * 127 < 2^15) and a pair sum to i32 that also applies the sub-block's
-// scale (madd). The offsets and mins never enter the inner loop: they multiply the activations' sums
-// (F32 per 32 for the legacy kinds, int16 per 16 and 32 for the K kinds, in integers too).
+// scale (madd); Q4_0 / Q4_1 and Q4_K / Q5_K first add i16 sums of several steps while they fit, so
+// that one madd serves many (PairedSums8, DotQ8K4). The offsets and mins never enter the inner loop:
+// they multiply the activations' sums (F32 per 32 for the legacy kinds, int16 per 16 and 32 for the
+// K kinds, in integers too).
 
 // Makes the compiler read v back from memory after this point: broadcasts of its elements are then
 // loads, which x86 does without a vector ALU op, where the compiler, knowing the values in a
@@ -624,7 +626,8 @@ HWY_INLINE void DotQ8K4(const uint8_t* b, int64_t stride, int64_t blk, const Act
         pairs[i][c / 2] = c % 2 == 0 ? p : _mm256_hadd_epi16(pairs[i][c / 2], p);
       }
     }
-    const __m256i sc = _mm256_permute2x128_si256(sc2, sc2, j == 0 ? 0x00 : 0x11);
+    // (Two calls: the selector must be a constant expression for clang.)
+    const __m256i sc = j == 0 ? _mm256_permute2x128_si256(sc2, sc2, 0x00) : _mm256_permute2x128_si256(sc2, sc2, 0x11);
     for (int i = 0; i < M; ++i) {
       __m256i isum;
       if constexpr (16 * kMaxCode * 127 < 32768)
