@@ -27,6 +27,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "core/dtype.h"
 #include "core/kinds.h"
@@ -274,8 +275,10 @@ HWY_INLINE void DotRow(const uint8_t* HWY_RESTRICT w, int64_t blocks, const floa
 // block's codes are non-negative (Q8_0's signed ones take the sign trick), so 32 codes times 32 int8
 // activations are one unsigned x signed byte multiply with pairwise i16 sums (x86's maddubs; no pair
 // sum can saturate: 2 * 63 * 127 < 2^15) and a pair sum to i32 that also applies the sub-block's
-// scale (madd). The offsets and mins never enter the inner loop: they multiply the activations' sums
-// (F32 per 32 for the legacy kinds, int16 per 16 and 32 for the K kinds, in integers too).
+// scale (madd); Q4_0 / Q4_1 and Q4_K / Q5_K first add i16 sums of several steps while they fit, so
+// that one madd serves many (PairedSums8, DotQ8K4). The offsets and mins never enter the inner loop:
+// they multiply the activations' sums (F32 per 32 for the legacy kinds, int16 per 16 and 32 for the
+// K kinds, in integers too).
 
 // Makes the compiler read v back from memory after this point: broadcasts of its elements are then
 // loads, which x86 does without a vector ALU op, where the compiler, knowing the values in a
@@ -328,36 +331,25 @@ HWY_INLINE hn::Vec<DI32> Q6ScaledSums(const int8_t* s, const int16_t* bs16) {
   const __m256i sc = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s)));
   return hn::Vec<DI32>{_mm256_madd_epi16(sc, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bs16)))};
 }
-// Q4_K / Q5_K's scales, each as an i16 pair in a word of `sc` (a step's madd operand is then one
-// broadcast load, no shuffle), their mins as i16 in `mn`.
-struct K4Scales {
-  alignas(16) uint32_t sc[8];
-  __m128i mn;
-};
-HWY_INLINE K4Scales LoadK4Scales(const uint8_t* q) {
-  // ScalesMinsK4 on the words of one vector (fewer instructions than on scalar words): from
-  // u = (u0, u1, u2, -), lo = u & 0x3F.. is (scales 0-3, mins 0-3) and
-  // hi = ((u2, u2 >> 4) & 0x0F..) | ((u0, u1) >> 2 & 0x30..) is (scales 4-7, mins 4-7).
-  // (16 bytes read: the 4 past the 12 stay inside the block, in its codes, and reach no used lane.)
-  const __m128i u = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
-  const __m128i lo = _mm_and_si128(u, _mm_set1_epi8(0x3F));
-  const __m128i u22 = _mm_srlv_epi32(_mm_shuffle_epi32(u, _MM_SHUFFLE(2, 2, 2, 2)), _mm_setr_epi32(0, 4, 0, 0));
-  const __m128i hi = _mm_or_si128(_mm_and_si128(u22, _mm_set1_epi8(0x0F)),
-                                  _mm_and_si128(_mm_srli_epi32(u, 2), _mm_set1_epi8(0x30)));
-  const __m128i v = _mm_unpacklo_epi32(lo, hi);  // scales 0-7, then mins 0-7
-  const __m128i sc16 = _mm_cvtepu8_epi16(v);
-  K4Scales s;
-  _mm_store_si128(reinterpret_cast<__m128i*>(s.sc), _mm_unpacklo_epi16(sc16, sc16));
-  _mm_store_si128(reinterpret_cast<__m128i*>(s.sc + 4), _mm_unpackhi_epi16(sc16, sc16));
-  KeepInMemory(s.sc);
-  s.mn = _mm_cvtepu8_epi16(_mm_unpackhi_epi64(v, v));
-  return s;
-}
-HWY_INLINE StepScale K4Scale(const K4Scales& s, int c) { return _mm256_set1_epi32(static_cast<int>(s.sc[c])); }
-// sum_c mn_c * bs32_c over the 8 sub-blocks (partial sums in i32 lanes).
-HWY_INLINE hn::Vec<DI32> K4ScaledMins(const K4Scales& s, const int16_t* bs32) {
-  const __m128i p = _mm_madd_epi16(s.mn, _mm_loadu_si128(reinterpret_cast<const __m128i*>(bs32)));
-  return hn::Vec<DI32>{_mm256_zextsi128_si256(p)};
+// Q4_K / Q5_K's 8 scales and 8 mins of kBlocks (1 or 2) blocks as i16, those of block j (at
+// b + j * stride) in 128-bit half j of sc and mn (of one block: the other halves 0). ScalesMinsK4 on
+// the words of one vector, both blocks' at once: from u = (u0, u1, u2, -), lo = u & 0x3F.. is
+// (scales 0-3, mins 0-3) and hi = ((u2, u2 >> 4) & 0x0F..) | ((u0, u1) >> 2 & 0x30..) is
+// (scales 4-7, mins 4-7). (16 bytes read from b + 4: the 4 past the 12 stay inside the block, in
+// its codes, and reach no used lane.)
+template <int kBlocks>
+HWY_INLINE void LoadK4Scales(const uint8_t* b, int64_t stride, __m256i& sc, __m256i& mn) {
+  const __m128i u0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 4));
+  const __m256i u = kBlocks == 1 ? _mm256_zextsi128_si256(u0)
+                                 : _mm256_inserti128_si256(_mm256_castsi128_si256(u0),
+                                                           _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + stride + 4)), 1);
+  const __m256i lo = _mm256_and_si256(u, _mm256_set1_epi8(0x3F));
+  const __m256i u22 = _mm256_srlv_epi32(_mm256_shuffle_epi32(u, _MM_SHUFFLE(2, 2, 2, 2)), _mm256_setr_epi32(0, 4, 0, 0, 0, 4, 0, 0));
+  const __m256i hi = _mm256_or_si256(_mm256_and_si256(u22, _mm256_set1_epi8(0x0F)),
+                                     _mm256_and_si256(_mm256_srli_epi32(u, 2), _mm256_set1_epi8(0x30)));
+  const __m256i v = _mm256_unpacklo_epi32(lo, hi);  // per half: scales 0-7, then mins 0-7
+  sc = _mm256_unpacklo_epi8(v, _mm256_setzero_si256());
+  mn = _mm256_unpackhi_epi8(v, _mm256_setzero_si256());
 }
 // As DotU8, each code's product also times its scale in `scale`.
 HWY_INLINE hn::Vec<DI32> DotU8Scaled(hn::Vec<D8> w, const int8_t* a, int /*l*/, StepScale scale) {
@@ -595,9 +587,120 @@ HWY_INLINE void DotQ8Legacy(const uint8_t* b, int64_t blk0, int nb, const ActQ8*
   if (j < nb) block(j, acc);
 }
 
-// Q4_K and Q5_K: codes(c, l) gives codes l.. of sub-block c (of 8). A block's integer sum
-// sum_c sc_c * (codes_c . a_c) times d * da, less dmin * da * sum_c m_c * bs32_c.
-// (|sum| <= 8 * 32 * 31 * 127 * 63 < 2^26: no overflow, and its F32 rounding is far below da's.)
+// The kinds of ScalesMinsK4's packed 6-bit scales and mins.
+template <class K> inline constexpr bool kIsK4 = std::is_same_v<K, BlockQ4_K> || std::is_same_v<K, BlockQ5_K>;
+// Q4_K and Q5_K: a block's integer sum sum_c sc_c * (codes_c . a_c) times d * da, less
+// dmin * da * sum_c m_c * bs32_c. (|sum| <= 8 * 32 * 31 * 127 * 63 < 2^26: no overflow, and its F32
+// rounding is far below da's.)
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+// kBlocks (1 or 2) blocks from b, block j into acc (j = 0) or acc_odd (j = 1); chunk(bj, c, lo, hi)
+// gives the 64 codes of chunk c (of 4) of the block at bj: sub-block 2c in lo, 2c + 1 in hi, 32 each,
+// in the order of the activations (natural). The two maddubs' i16 lanes (2 products each) are merged
+// by hadd, which keeps a lane to one sub-block: [2c x4 | 2c + 1 x4] per 128-bit half, 4 products a
+// lane; a second hadd of chunks c, c + 1 gives [2c, 2c, .., 2c + 3, 2c + 3] (8 products), a third
+// of the two pairs [0, 1, .., 7] (16). Each level fits i16 while its products do: 8 * 31 * 127 and
+// 16 * 15 * 127 < 2^15, so Q4_K (codes <= 15) takes all three levels and one madd by its scales per
+// block, Q5_K (codes <= 31) two levels and two madds. The two blocks share the scale decoding, the
+// madd of their mins by the 32-sums (adjacent in ActQ8K::bs32) and its FMA, and the conversion of
+// their f16 d and dmin.
+template <int M, int kMaxCode, int kBlocks, class Chunk>
+HWY_INLINE void DotQ8K4(const uint8_t* b, int64_t stride, int64_t blk, const ActQ8K* a, VF* acc, VF* acc_odd,
+                        Chunk&& chunk) {
+  static_assert(8 * kMaxCode * 127 < 32768, "two hadd levels must fit i16");
+  __m256i sc2, mn2;
+  LoadK4Scales<kBlocks>(b, stride, sc2, mn2);
+  // d, dmin of block 0, then of block 1 (0 for one block).
+  uint32_t h0, h1 = 0;
+  hwy::CopyBytes<4>(b, &h0);
+  if (kBlocks == 2) hwy::CopyBytes<4>(b + stride, &h1);
+  const __m128 dh = _mm_cvtph_ps(_mm_insert_epi32(_mm_cvtsi32_si128(static_cast<int>(h0)), static_cast<int>(h1), 1));
+  for (int j = 0; j < kBlocks; ++j) {
+    const uint8_t* bj = b + j * stride;
+    __m256i pairs[M][2];  // chunks 0, 1 and 2, 3 after two hadd levels
+    for (int c = 0; c < 4; ++c) {
+      __m256i lo, hi;
+      chunk(bj, c, lo, hi);
+      for (int i = 0; i < M; ++i) {
+        const int8_t* at = a[i].q + 256 * (blk + j) + 64 * c;
+        const __m256i p = _mm256_hadd_epi16(_mm256_maddubs_epi16(lo, LoadA8(at)), _mm256_maddubs_epi16(hi, LoadA8(at + 32)));
+        pairs[i][c / 2] = c % 2 == 0 ? p : _mm256_hadd_epi16(pairs[i][c / 2], p);
+      }
+    }
+    // (Two calls: the selector must be a constant expression for clang.)
+    const __m256i sc = j == 0 ? _mm256_permute2x128_si256(sc2, sc2, 0x00) : _mm256_permute2x128_si256(sc2, sc2, 0x11);
+    for (int i = 0; i < M; ++i) {
+      __m256i isum;
+      if constexpr (16 * kMaxCode * 127 < 32768)
+        isum = _mm256_madd_epi16(_mm256_hadd_epi16(pairs[i][0], pairs[i][1]), sc);
+      else
+        isum = _mm256_add_epi32(_mm256_madd_epi16(pairs[i][0], _mm256_unpacklo_epi16(sc, sc)),
+                                _mm256_madd_epi16(pairs[i][1], _mm256_unpackhi_epi16(sc, sc)));
+      // f = (d0 da0, dmin0 da0, d1 da1, dmin1 da1): lane 2j is this block's d * da.
+      const __m128 da = kBlocks == 2 ? _mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(a[i].d + blk)))
+                                     : _mm_load_ss(a[i].d + blk);
+      const __m256 f = _mm256_castps128_ps256(_mm_mul_ps(dh, _mm_unpacklo_ps(da, da)));
+      VF& to = j == 0 ? acc[i] : acc_odd[i];
+      to.raw = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_permutevar8x32_ps(f, _mm256_set1_epi32(2 * j)), to.raw);
+      if (j == 0) {  // both blocks' mins: block j's in half j, times its dmin * da
+        const __m256i bs = kBlocks == 2 ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[i].bs32 + 8 * blk))
+                                        : _mm256_zextsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a[i].bs32 + 8 * blk)));
+        const __m256 dmin_da = _mm256_permutevar8x32_ps(f, _mm256_setr_epi32(1, 1, 1, 1, 3, 3, 3, 3));
+        to.raw = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(_mm256_madd_epi16(mn2, bs)), dmin_da, to.raw);
+      }
+    }
+  }
+}
+HWY_INLINE void NibblesK(const uint8_t* qs, __m256i& lo, __m256i& hi) {
+  const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs));
+  const __m256i mask = _mm256_set1_epi8(0xF);
+  lo = _mm256_and_si256(v, mask);
+  hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), mask);
+}
+// Bit s of each byte of qh moved to bit 4 (Q5_K's fifth bit of sub-block s): one 16-bit shift by
+// 4 - s then a mask; each byte's bit 4 comes from its own bit s (the shift is at most 4 either way).
+HWY_INLINE __m256i FifthBit(__m256i qh, int s) {
+  const __m256i m = _mm256_set1_epi8(0x10);
+  if (s < 4) return _mm256_and_si256(_mm256_slli_epi16(qh, 4 - s), m);
+  return _mm256_and_si256(s == 4 ? qh : _mm256_srli_epi16(qh, s - 4), m);
+}
+// kBlocks (1 or 2) blocks of Q4_K / Q5_K from b (the pair's second into acc_odd).
+template <int M, int kBlocks>
+HWY_INLINE void DotQ8Blocks(BlockQ4_K, const uint8_t* b, int64_t blk, const ActQ8K* a, VF* acc, VF* acc_odd) {
+  DotQ8K4<M, 15, kBlocks>(b, BlockQ4_K::kBytes, blk, a, acc, acc_odd,
+                          [](const uint8_t* bj, int c, __m256i& lo, __m256i& hi) { NibblesK(bj + 16 + 32 * c, lo, hi); });
+}
+template <int M, int kBlocks>
+HWY_INLINE void DotQ8Blocks(BlockQ5_K, const uint8_t* b, int64_t blk, const ActQ8K* a, VF* acc, VF* acc_odd) {
+  DotQ8K4<M, 31, kBlocks>(b, BlockQ5_K::kBytes, blk, a, acc, acc_odd, [](const uint8_t* bj, int c, __m256i& lo, __m256i& hi) {
+    const __m256i qh = LoadA8(reinterpret_cast<const int8_t*>(bj + 16));  // one load per block once inlined
+    NibblesK(bj + 48 + 32 * c, lo, hi);
+    lo = _mm256_or_si256(lo, FifthBit(qh, 2 * c));
+    hi = _mm256_or_si256(hi, FifthBit(qh, 2 * c + 1));
+  });
+}
+template <int M, class K>
+  requires kIsK4<K>
+HWY_INLINE void DotQ8Block(K, const uint8_t* b, int64_t blk, const ActQ8K* a, VF* acc) {
+  DotQ8Blocks<M, 1>(K{}, b, blk, a, acc, acc);
+}
+template <int M, class K>
+  requires kIsK4<K>
+HWY_INLINE void DotQ8Pair(K, const uint8_t* b, int64_t blk, const ActQ8K* a, VF* acc, VF* acc_odd) {
+  DotQ8Blocks<M, 2>(K{}, b, blk, a, acc, acc_odd);
+}
+#else
+// isum[i]: the integer sums of row i, in i32 lanes.
+template <int M>
+HWY_INLINE void AddK4Block(const uint8_t* b, int64_t blk, const ActQ8K* a, const K4Scales& s, const hn::Vec<DI32>* isum,
+                           VF* acc) {
+  for (int i = 0; i < M; ++i) {
+    VF d_da, dmin_da;
+    HalvesTimes(b, a[i].d[blk], d_da, dmin_da);
+    acc[i] = hn::MulAdd(hn::ConvertTo(DF(), isum[i]), d_da, acc[i]);
+    acc[i] = hn::NegMulAdd(hn::ConvertTo(DF(), K4ScaledMins(s, a[i].bs32 + 8 * blk)), dmin_da, acc[i]);
+  }
+}
+// codes(c, l) gives codes l.. of sub-block c (of 8).
 template <int M, class Codes>
 HWY_INLINE void DotQ8K4(const uint8_t* b, int64_t blk, const ActQ8K* a, VF* acc, Codes&& codes) {
   const K4Scales s = LoadK4Scales(b + 4);
@@ -610,12 +713,7 @@ HWY_INLINE void DotQ8K4(const uint8_t* b, int64_t blk, const ActQ8K* a, VF* acc,
       for (int i = 0; i < M; ++i) isum[i] = hn::Add(isum[i], DotU8Scaled(w, a[i].q + 256 * blk + 32 * c + l, l, sc));
     }
   }
-  for (int i = 0; i < M; ++i) {
-    VF d_da, dmin_da;
-    HalvesTimes(b, a[i].d[blk], d_da, dmin_da);
-    acc[i] = hn::MulAdd(hn::ConvertTo(DF(), isum[i]), d_da, acc[i]);
-    acc[i] = hn::NegMulAdd(hn::ConvertTo(DF(), K4ScaledMins(s, a[i].bs32 + 8 * blk)), dmin_da, acc[i]);
-  }
+  AddK4Block<M>(b, blk, a, s, isum, acc);
 }
 template <int M> HWY_INLINE void DotQ8Block(BlockQ4_K, const uint8_t* b, int64_t blk, const ActQ8K* a, VF* acc) {
   DotQ8K4<M>(b, blk, a, acc, [b](int c, int l) {
@@ -630,6 +728,7 @@ template <int M> HWY_INLINE void DotQ8Block(BlockQ5_K, const uint8_t* b, int64_t
     return hn::Or(lo, BitsTo4(hn::LoadU(D8(), b + 16 + l), c, 1));
   });
 }
+#endif
 // Q6_K: chunk j (of 4) of half h holds sub-blocks 8h + 2j and 8h + 2j + 1; the -32 offset is
 // -32 sum_s sc_s bs16_s over the block's 16 sub-blocks, in the same integer sum, times d * da.
 // (|sum| <= 256 * 63 * 127 * 128 + 32 * 16 * 128 * 2032 < 2^29.)
@@ -651,6 +750,14 @@ template <int M> HWY_INLINE void DotQ8Block(BlockQ6_K, const uint8_t* b, int64_t
       }
     }
   for (int i = 0; i < M; ++i) AddScaled(acc[i], isum[i], d * a[i].d[blk]);
+}
+
+// Two blocks from b (the second into acc_odd), each on its own where a kind has no pairwise dot.
+template <int M, class K>
+  requires(!kIsK4<K> || !(HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2))
+HWY_INLINE void DotQ8Pair(K, const uint8_t* b, int64_t blk, const ActQ8K* a, VF* acc, VF* acc_odd) {
+  DotQ8Block<M>(K{}, b, blk, a, acc);
+  DotQ8Block<M>(K{}, b + K::kBytes, blk + 1, a, acc_odd);
 }
 
 // The weights a little ahead of the ones about to be read (`bytes` of them, from `at` + kAhead):
@@ -682,8 +789,7 @@ HWY_INLINE void DotRowQ8(const uint8_t* HWY_RESTRICT w, int64_t blocks, const ty
     int64_t blk = 0;
     for (; blk + 2 <= blocks; blk += 2) {
       PrefetchAhead(w + blk * K::kBytes, 2 * K::kBytes);
-      DotQ8Block<M>(K{}, w + blk * K::kBytes, blk, a, acc);
-      DotQ8Block<M>(K{}, w + (blk + 1) * K::kBytes, blk + 1, a, acc_odd);
+      DotQ8Pair<M>(K{}, w + blk * K::kBytes, blk, a, acc, acc_odd);
     }
     if (blk < blocks) DotQ8Block<M>(K{}, w + blk * K::kBytes, blk, a, acc);
   }

@@ -18,12 +18,13 @@
 namespace ts::cpu {
 namespace {
 
-// n_rows weight rows of k values: random codes, and random finite F16 scales (mantissa and sign vary
+// n_rows weight rows of k values: random codes (or, extreme, every bit of the codes, scales and mins
+// set: each kind's largest code everywhere), and random finite F16 scales (mantissa and sign vary
 // from block to block, so a scale applied to the wrong block is seen).
-std::vector<uint8_t> random_rows(const quant::Format& f, int64_t n_rows, int64_t k, uint32_t seed) {
+std::vector<uint8_t> random_rows(const quant::Format& f, int64_t n_rows, int64_t k, uint32_t seed, bool extreme) {
   std::mt19937 rng(seed);
   std::vector<uint8_t> w(static_cast<size_t>(n_rows * quant::row_bytes(f, k)));
-  for (auto& b : w) b = static_cast<uint8_t>(rng());
+  for (auto& b : w) b = extreme ? 0xFF : static_cast<uint8_t>(rng());
   for (size_t b = 0; b < w.size(); b += static_cast<size_t>(f.block_bytes))
     for (const int16_t at : f.f16_scales)
       if (at >= 0) {
@@ -35,17 +36,19 @@ std::vector<uint8_t> random_rows(const quant::Format& f, int64_t n_rows, int64_t
   return w;
 }
 
-void expect_exact_up_to_f32(QuantKind kind, int64_t k, int64_t m) {
+// extreme: the largest codes against activations all +1 (even rows) or all -1 (odd rows), which
+// quantize to +-127: the kernels' i16 partial sums at their bound, where a sum that wraps shows.
+void expect_exact_up_to_f32(QuantKind kind, int64_t k, int64_t m, bool extreme = false) {
   const quant::Format& f = quant::block_format(kind);
   const bool k_blocks = f.block_elems == 256;
   const int64_t n_rows = 5, act_block = k_blocks ? 256 : 32;
   std::mt19937 rng(static_cast<uint32_t>(7 * k + m));
   std::normal_distribution<float> nd;
   std::vector<float> a(static_cast<size_t>(m * k));
-  for (auto& x : a) x = nd(rng);
+  for (size_t j = 0; j < a.size(); ++j) a[j] = extreme ? ((j / static_cast<size_t>(k)) % 2 ? -1.0f : 1.0f) : nd(rng);
   const QuantActivations act(DType::F32, a.data(), m, k, !k_blocks, k_blocks);
   ASSERT_EQ(k_blocks ? act.rows8k.size() : act.rows8.size(), static_cast<size_t>(m));
-  const std::vector<uint8_t> w = random_rows(f, n_rows, k, 3);
+  const std::vector<uint8_t> w = random_rows(f, n_rows, k, 3, extreme);
   std::vector<float> got(static_cast<size_t>(m * n_rows), NAN), row(static_cast<size_t>(k));
   rows_int8(kind, w.data(), k, 0, n_rows, act.rows8.data(), act.rows8k.data(), m, got.data(), n_rows);
   for (int64_t r = 0; r < n_rows; ++r) {
@@ -83,6 +86,11 @@ TEST(CpuQuantInt8Dot, BlocksOf32MatchTheExactProductOfTheQuantizedActivations) {
 TEST(CpuQuantInt8Dot, BlocksOf256MatchTheExactProductOfTheQuantizedActivations) {
   for (QuantKind kind : {QuantKind::Q4_K, QuantKind::Q5_K, QuantKind::Q6_K})
     for (int64_t m : {1, 2, 3, 4, 6}) expect_exact_up_to_f32(kind, 768, m);
+}
+
+TEST(CpuQuantInt8Dot, LargestCodesAgainstFullScaleActivationsDoNotWrap) {
+  for (QuantKind kind : {QuantKind::Q4_0, QuantKind::Q4_1, QuantKind::Q8_0, QuantKind::Q4_K, QuantKind::Q5_K, QuantKind::Q6_K})
+    for (int64_t m : {1, 2, 6}) expect_exact_up_to_f32(kind, 512, m, true);
 }
 
 }  // namespace
