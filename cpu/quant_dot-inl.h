@@ -355,12 +355,13 @@ HWY_INLINE void LoadK4Scales(const uint8_t* b, int64_t stride, __m256i& sc, __m2
 HWY_INLINE hn::Vec<DI32> DotU8Scaled(hn::Vec<D8> w, const int8_t* a, int /*l*/, StepScale scale) {
   return hn::Vec<DI32>{_mm256_madd_epi16(_mm256_maddubs_epi16(w.raw, LoadA8(a)), scale)};
 }
-// The bits `mask` << from of each byte moved to bit 4 on (Q5_K's fifth bit, Q6_K's top two): an AND,
-// then one 16-bit shift (the kept bits never cross into the next byte).
+// The bits `mask` << from of each byte moved to bit 4 on (Q5_K's fifth bit, Q6_K's top two): one
+// 16-bit shift, then an AND by mask << 4, one constant whatever `from` is (so a block's steps share
+// it). The bits a shift carries in from the neighbouring byte land outside mask << 4: below bit 4 on
+// a left shift, at bits 12 - from.. on a right one, above the field since from + its width <= 8.
 HWY_INLINE hn::Vec<D8> BitsTo4(hn::Vec<D8> v, int from, int mask) {
-  const __m256i m = _mm256_and_si256(v.raw, _mm256_set1_epi8(static_cast<char>(mask << from)));
-  if (from < 4) return hn::Vec<D8>{_mm256_slli_epi16(m, 4 - from)};
-  return hn::Vec<D8>{from == 4 ? m : _mm256_srli_epi16(m, from - 4)};
+  const __m256i s = from < 4 ? _mm256_slli_epi16(v.raw, 4 - from) : from == 4 ? v.raw : _mm256_srli_epi16(v.raw, from - 4);
+  return hn::Vec<D8>{_mm256_and_si256(s, _mm256_set1_epi8(static_cast<char>(mask << 4)))};
 }
 // Signed codes: |w| times a with w's sign (never -128 * -128: the activations stay within +-127).
 HWY_INLINE hn::Vec<DI32> DotI8(hn::Vec<D8> w, const int8_t* a, int /*l*/) {
@@ -375,12 +376,16 @@ HWY_INLINE hn::Vec<D8> Nibbles32(const uint8_t* p, int /*l*/) {
 }
 // Q4_0 / Q4_1's codes of blocks p and p + 4 of a group of 8 (their qs at x and y) in the order of the
 // paired activations (ActQ8::qp): [X 0-15 | Y 0-15] in lo, [X 16-31 | Y 16-31] in hi.
-HWY_INLINE void NibblePair(const uint8_t* x, const uint8_t* y, __m256i& lo, __m256i& hi) {
-  const __m256i v = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x))),
-                                            _mm_loadu_si128(reinterpret_cast<const __m128i*>(y)), 1);
+// The low nibbles of v's bytes in lo, the high ones in hi.
+HWY_INLINE void SplitNibbles(__m256i v, __m256i& lo, __m256i& hi) {
   const __m256i mask = _mm256_set1_epi8(0xF);
   lo = _mm256_and_si256(v, mask);
   hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), mask);
+}
+HWY_INLINE void NibblePair(const uint8_t* x, const uint8_t* y, __m256i& lo, __m256i& hi) {
+  SplitNibbles(_mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x))),
+                                       _mm_loadu_si128(reinterpret_cast<const __m128i*>(y)), 1),
+               lo, hi);
 }
 // Per activation row i, lane j of sums[i] = block j's 32 codes times their activations, for a full
 // group of 8 Q4_0 / Q4_1 blocks at b (from block blk0 of the row). Two blocks per step, their products
@@ -651,17 +656,7 @@ HWY_INLINE void DotQ8K4(const uint8_t* b, int64_t stride, int64_t blk, const Act
   }
 }
 HWY_INLINE void NibblesK(const uint8_t* qs, __m256i& lo, __m256i& hi) {
-  const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs));
-  const __m256i mask = _mm256_set1_epi8(0xF);
-  lo = _mm256_and_si256(v, mask);
-  hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), mask);
-}
-// Bit s of each byte of qh moved to bit 4 (Q5_K's fifth bit of sub-block s): one 16-bit shift by
-// 4 - s then a mask; each byte's bit 4 comes from its own bit s (the shift is at most 4 either way).
-HWY_INLINE __m256i FifthBit(__m256i qh, int s) {
-  const __m256i m = _mm256_set1_epi8(0x10);
-  if (s < 4) return _mm256_and_si256(_mm256_slli_epi16(qh, 4 - s), m);
-  return _mm256_and_si256(s == 4 ? qh : _mm256_srli_epi16(qh, s - 4), m);
+  SplitNibbles(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs)), lo, hi);
 }
 // kBlocks (1 or 2) blocks of Q4_K / Q5_K from b (the pair's second into acc_odd).
 template <int M, int kBlocks>
@@ -674,8 +669,8 @@ HWY_INLINE void DotQ8Blocks(BlockQ5_K, const uint8_t* b, int64_t blk, const ActQ
   DotQ8K4<M, 31, kBlocks>(b, BlockQ5_K::kBytes, blk, a, acc, acc_odd, [](const uint8_t* bj, int c, __m256i& lo, __m256i& hi) {
     const __m256i qh = LoadA8(reinterpret_cast<const int8_t*>(bj + 16));  // one load per block once inlined
     NibblesK(bj + 48 + 32 * c, lo, hi);
-    lo = _mm256_or_si256(lo, FifthBit(qh, 2 * c));
-    hi = _mm256_or_si256(hi, FifthBit(qh, 2 * c + 1));
+    lo = _mm256_or_si256(lo, BitsTo4(hn::Vec<D8>{qh}, 2 * c, 1).raw);
+    hi = _mm256_or_si256(hi, BitsTo4(hn::Vec<D8>{qh}, 2 * c + 1, 1).raw);
   });
 }
 template <int M, class K>

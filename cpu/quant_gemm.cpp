@@ -161,14 +161,18 @@ void QuantActivations::quantize_int8() {
     fs16[2 * b + 1] = d8[b] * static_cast<float>(sums[2 * b + 1]);
     fs32[b] = d8[b] * static_cast<float>(sums[2 * b] + sums[2 * b + 1]);
   }
-  q8p = q8;  // the row tails stay in natural order; the full groups are reordered below
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t g = 0; g + kPairGroup <= k; g += kPairGroup) {
+  // The full groups of each row reordered, its tail (k % 256 values) copied in natural order.
+  q8p.resize(q8.size());
+  for (int64_t i = 0; i < m; ++i) {
+    int64_t g = 0;
+    for (; g + kPairGroup <= k; g += kPairGroup) {
       const int8_t* from = q8.data() + i * k + g;
       int8_t* to = q8p.data() + i * k + g;
       for (int j = 0; j < 8; ++j)
         for (int l = 0; l < 32; l += 16) std::copy_n(from + 32 * j + l, 16, to + paired_at(j, l));
     }
+    std::copy(q8.begin() + i * k + g, q8.begin() + (i + 1) * k, q8p.begin() + i * k + g);
+  }
   for (int64_t i = 0; i < m; ++i) {
     const size_t at = static_cast<size_t>(i * k);
     rows8.push_back(

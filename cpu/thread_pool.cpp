@@ -25,27 +25,25 @@ std::chrono::microseconds spin_time() {
   return t;
 }
 
-void spin_pause() {
+// Step i of a spin: a pause, and every 64 steps a yield. Where a core has more runnable threads than
+// one (2 pool threads pinned to one core, or another process's work beside them), a spinner that
+// never yields holds the core until the scheduler's time slice ends, while the thread it waits for
+// is the one that needs it: every call then took ~8 ms (a 170 us decode, `taskset -c 0`). On an
+// idle core the yield returns at once.
+void spin_step(int i) {
+  if (i % 64 == 63) sched_yield();
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
 #endif
 }
-// Spinning threads yield every 64 pauses. Where a core has more runnable threads than one (2 pool
-// threads pinned to one core, or another process's work beside them), a spinner that never yields
-// holds the core until the scheduler's time slice ends, while the thread it waits for is the one
-// that needs it: every call then took ~8 ms (a 170 us decode, `taskset -c 0`). On an idle core the
-// yield returns at once.
 
 template <class Pred>
 void spin_then_wait(std::atomic<uint32_t>& a, uint32_t old, const std::atomic<bool>& parked, Pred done) {
   const auto until = std::chrono::steady_clock::now() + spin_time();
   for (int i = 0;; ++i) {
     if (done()) return;
-    if (i % 64 == 63) {
-      if (parked.load(std::memory_order_relaxed) || std::chrono::steady_clock::now() >= until) break;
-      sched_yield();  // see spin_pause
-    }
-    spin_pause();
+    if (i % 64 == 63 && (parked.load(std::memory_order_relaxed) || std::chrono::steady_clock::now() >= until)) break;
+    spin_step(i);
   }
   while (!done()) a.wait(old, std::memory_order_acquire);
 }
@@ -103,8 +101,7 @@ void ThreadPool::run(int64_t n, const std::function<void(int64_t)>& fn) {
   run_share();
   t_in_pool = false;
   for (int i = 0; i < 100000 && pending_.load(std::memory_order_acquire) != 0; ++i) {
-    if (i % 64 == 63) sched_yield();
-    spin_pause();
+    spin_step(i);
   }
   for (int p; (p = pending_.load(std::memory_order_acquire)) != 0;) pending_.wait(p, std::memory_order_acquire);
   fn_ = nullptr;
