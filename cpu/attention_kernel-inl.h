@@ -400,13 +400,45 @@ HWY_INLINE void AccumulateValues(const float (*HWY_RESTRICT p)[kTile], int64_t n
                                  float* const* HWY_RESTRICT acc, int64_t dv) {
   const DF d;
   const int64_t N = hn::Lanes(d);
-  // Each weight in all lanes, once per tile: the loop over 2N columns below then reads it as its
-  // FMAs' memory operand instead of broadcasting it again for every 2N columns (callgrind: the
-  // broadcasts were a fifth of that loop's instructions).
-  HWY_ALIGN float pb[kTile * R * hn::MaxLanes(DF())];
-  for (int64_t j = 0; j < n; ++j)
-    TS_UNROLL_ROWS for (int r = 0; r < R; ++r) hn::Store(hn::Set(d, p[r][j]), d, pb + (j * R + r) * N);
+  // AVX-512 FMAs take a weight straight from memory into all lanes (an embedded broadcast, free);
+  // below it, each weight is put in all lanes once per tile, so that the loops over 2N columns read it
+  // as their FMAs' memory operand instead of broadcasting it again for every 2N columns (callgrind:
+  // the broadcasts were a fifth of that loop's instructions).
+  constexpr bool kSpreadWeights = HWY_TARGET > HWY_AVX3;
+  HWY_ALIGN float pb[kSpreadWeights ? kTile * R * hn::MaxLanes(DF()) : 1];
+  if constexpr (kSpreadWeights)
+    for (int64_t j = 0; j < n; ++j)
+      TS_UNROLL_ROWS for (int r = 0; r < R; ++r) hn::Store(hn::Set(d, p[r][j]), d, pb + (j * R + r) * N);
+  auto weight = [&](int r, int64_t j) HWY_ATTR {
+    if constexpr (kSpreadWeights) return hn::Load(d, pb + (j * R + r) * N);
+    else return hn::Set(d, p[r][j]);
+  };
   int64_t c = 0;
+#if HWY_TARGET <= HWY_AVX3
+  // 4N columns a pass, one key a step, for the 4 rows of a GQA group: 16 accumulators of the 32
+  // registers, each taking one FMA per key (enough chains to fill both FMA pipes), and half the passes
+  // over the tile's keys of the 2N loop below (each pass reloads every weight). Keys in the same order
+  // per column as below: the same bits.
+  if constexpr (R == 4) {
+    for (; c + 4 * N <= dv; c += 4 * N) {
+      VF a[4 * R];
+      TS_UNROLL_ROWS for (int r = 0; r < R; ++r)
+        TS_UNROLL_ROWS for (int i = 0; i < 4; ++i) a[4 * r + i] = hn::LoadU(d, acc[r] + c + i * N);
+      for (int64_t j = 0; j < n; ++j) {
+        const E* HWY_RESTRICT v = vrow[j] + c;
+        VF x[4];
+        LoadLanes2(d, v, x[0], x[1]);
+        LoadLanes2(d, v + 2 * N, x[2], x[3]);
+        TS_UNROLL_ROWS for (int r = 0; r < R; ++r) {
+          const VF pj = weight(r, j);
+          TS_UNROLL_ROWS for (int i = 0; i < 4; ++i) a[4 * r + i] = hn::MulAdd(pj, x[i], a[4 * r + i]);
+        }
+      }
+      TS_UNROLL_ROWS for (int r = 0; r < R; ++r)
+        TS_UNROLL_ROWS for (int i = 0; i < 4; ++i) hn::StoreU(a[4 * r + i], d, acc[r] + c + i * N);
+    }
+  }
+#endif
 #if HWY_TARGET == HWY_AVX2
   // 3N columns a pass, one key a step, for the 4 rows of a GQA group over F32 / F16 rows: 12
   // accumulators, each taking one FMA per key. The 2N loop below has 8 taking two chained FMAs per
@@ -422,7 +454,7 @@ HWY_INLINE void AccumulateValues(const float (*HWY_RESTRICT p)[kTile], int64_t n
         const E* HWY_RESTRICT v = vrow[j] + c;
         const VF v0 = LoadLanes(d, v), v1 = LoadLanes(d, v + N), v2 = LoadLanes(d, v + 2 * N);
         TS_UNROLL_ROWS for (int r = 0; r < R; ++r) {
-          VF pj = hn::Load(d, pb + (j * R + r) * N);
+          VF pj = weight(r, j);
           InRegister<E>(pj);
           a[3 * r] = hn::MulAdd(pj, v0, a[3 * r]);
           a[3 * r + 1] = hn::MulAdd(pj, v1, a[3 * r + 1]);
@@ -446,7 +478,7 @@ HWY_INLINE void AccumulateValues(const float (*HWY_RESTRICT p)[kTile], int64_t n
       LoadLanes2(d, v, v1, v2);
       LoadLanes2(d, w, w1, w2);
       TS_UNROLL_ROWS for (int r = 0; r < R; ++r) {
-        VF pj = hn::Load(d, pb + (j * R + r) * N), pk = hn::Load(d, pb + ((j + 1) * R + r) * N);
+        VF pj = weight(r, j), pk = weight(r, j + 1);
         InRegister<E>(pj);
         InRegister<E>(pk);
         a[r] = hn::MulAdd(pk, w1, hn::MulAdd(pj, v1, a[r]));
@@ -457,7 +489,7 @@ HWY_INLINE void AccumulateValues(const float (*HWY_RESTRICT p)[kTile], int64_t n
       const E* HWY_RESTRICT v = vrow[j] + c;
       const VF v1 = LoadLanes(d, v), v2 = LoadLanes(d, v + N);
       TS_UNROLL_ROWS for (int r = 0; r < R; ++r) {
-        const VF pj = hn::Load(d, pb + (j * R + r) * N);
+        const VF pj = weight(r, j);
         a[r] = hn::MulAdd(pj, v1, a[r]);
         b[r] = hn::MulAdd(pj, v2, b[r]);
       }
