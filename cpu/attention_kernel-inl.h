@@ -24,6 +24,7 @@
 #include "cpu/attention_core.h"
 #include "cpu/attention_kernels.h"
 #include "cpu/common.h"
+#include "cpu/prefetch.h"
 #include "cpu/simd-inl.h"
 #include "hwy/contrib/math/math-inl.h"
 #include "hwy/highway.h"
@@ -43,17 +44,6 @@ constexpr int64_t kPrefetchKeys = 16;   // how far ahead of use key and value ro
 // accumulators live in registers: an unroll of 4 left the 8 accumulators of 4 rows x 2 keys an array
 // in memory, zeroed by a `rep stos` per key pair (6% of an I8 decode's samples).
 #define TS_UNROLL_ROWS _Pragma("GCC unroll 16")
-
-// Asks for every cache line of [p, p + bytes) into L2, not L1: decode streams K and V once, and
-// on the machines measured here an L1 prefetch this far ahead evicts rows still being used.
-HWY_INLINE void PrefetchL2(const void* p, size_t bytes) {
-  const char* c = static_cast<const char*>(p);
-  for (size_t off = 0; off < bytes; off += 64) __builtin_prefetch(c + off, 0, 2);
-  // GCC models a prefetch as free of side effects, so a function that only prefetches counts as
-  // pure and its calls are deleted (session 1's prefetching never reached the binary). An empty
-  // volatile asm is a side effect: the calls, and so the prefetches, stay.
-  asm volatile("");
-}
 
 // Makes the compiler hold v in a register from here on, for K/V elements E read by one instruction
 // per vector (F32, F16). A vector that several FMAs read (a q row shared by the keys of a step, a
@@ -254,8 +244,8 @@ template <class E> struct RowPrefetch {
   HWY_INLINE void operator()(int64_t j) const {
     const int64_t i = j + ahead;
     if (ahead < 0 || i >= rows.n + rows.ahead) return;
-    PrefetchL2(rows.k[i], static_cast<size_t>(kbytes));
-    PrefetchL2(rows.v[i], static_cast<size_t>(vbytes));
+    prefetch_l2(rows.k[i], static_cast<size_t>(kbytes));
+    prefetch_l2(rows.v[i], static_cast<size_t>(vbytes));
   }
 };
 
@@ -756,8 +746,8 @@ void AttendTiles(const AttnTask& task, const AttnBlock& blk, const KvView& kv, f
     // would otherwise be waited for alone.
     if (first && rows.in_pool) {
       for (int64_t i = 0; i < std::min(rows.n, kPrefetchKeys); ++i) {
-        PrefetchL2(rows.k[i], static_cast<size_t>(dk * sizeof(E)));
-        PrefetchL2(rows.v[i], static_cast<size_t>(kv.dv * sizeof(E)));
+        prefetch_l2(rows.k[i], static_cast<size_t>(dk * sizeof(E)));
+        prefetch_l2(rows.v[i], static_cast<size_t>(kv.dv * sizeof(E)));
       }
     }
     first = false;

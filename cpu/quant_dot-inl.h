@@ -31,7 +31,7 @@
 
 #include "core/dtype.h"
 #include "core/kinds.h"
-#include "hwy/cache_control.h"
+#include "cpu/prefetch.h"
 #include "hwy/highway.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -755,17 +755,18 @@ HWY_INLINE void DotQ8Pair(K, const uint8_t* b, int64_t blk, const ActQ8K* a, VF*
   DotQ8Block<M>(K{}, b + K::kBytes, blk + 1, a, acc_odd);
 }
 
-// The weights a little ahead of the ones about to be read (`bytes` of them, from `at` + kAhead):
-// one stream per thread is not enough for the hardware prefetchers to keep the memory bus busy.
+// The weights ahead of the ones about to be read (`bytes` of them, from `at` + kPrefetchAhead), into
+// L2: one stream per thread is not enough for the hardware prefetchers to keep the memory bus busy.
 // (Past a row's end this reads the next row, or past the matrix: prefetches never fault.)
-// Measured (session 8, quiet, m1_n4096_k14336): without it Q4_K and Q8_0 read ~25% slower; 1024,
-// 4096 or 8192 bytes ahead were within the run-to-run noise of 2048. Reading 2 weight rows per pass
-// (more streams, as the F32 GEMV's 4) made Q4_0 / Q4_1 ~30% slower and Q4_K ~20% (more live
-// registers, spills), Q8_0 no faster; one contiguous half per thread instead of 64 tasks, no faster.
-inline constexpr int64_t kPrefetchAhead = 2048;
-HWY_INLINE void PrefetchAhead(const uint8_t* at, int64_t bytes) {
-  for (int64_t o = 0; o < bytes; o += 64) hwy::Prefetch(at + kPrefetchAhead + o);
-}
+// Measured on a Zen 3 (session 8, quiet, m1_n4096_k14336, L1 prefetches): without any, Q4_K and Q8_0
+// read ~25% slower; 1024, 4096 or 8192 bytes ahead were within the noise of 2048. Reading 2 weight
+// rows per pass (more streams, as the F32 GEMV's 4) made Q4_0 / Q4_1 ~30% slower and Q4_K ~20% (more
+// live registers, spills), Q8_0 no faster; one contiguous half per thread instead of 64 tasks, no
+// faster. On a Zen 4 (session 11, cold, 5 alternating rounds, min / median us), L2 prefetches 8 KiB
+// ahead against L1 prefetches 2 KiB ahead: Q4_K 1120 / 1155 -> 782 / 904, Q8_0 1979 / 2093 -> 1537 /
+// 1759, Q4_0 1106 / 1270 -> 864 / 1019; 4, 16 and 32 KiB ahead (L2) and 8 KiB (L1) were slower.
+inline constexpr int64_t kPrefetchAhead = 8192;
+HWY_INLINE void PrefetchAhead(const uint8_t* at, int64_t bytes) { prefetch_l2(at + kPrefetchAhead, static_cast<size_t>(bytes)); }
 
 // out[i * ldo] = row i of a . the weight row w (`blocks` blocks of kind K), for M quantized rows.
 template <class K, int M>
