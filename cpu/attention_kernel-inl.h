@@ -404,58 +404,41 @@ HWY_INLINE void AccumulateValues(const float (*HWY_RESTRICT p)[kTile], int64_t n
     else return hn::Set(d, p[r][j]);
   };
   int64_t c = 0;
-#if HWY_TARGET <= HWY_AVX3
-  // 4N columns a pass, one key a step, for the 4 rows of a GQA group: 16 accumulators of the 32
-  // registers, each taking one FMA per key (enough chains to fill both FMA pipes), and half the passes
-  // over the tile's keys of the 2N loop below (each pass reloads every weight). Keys in the same order
-  // per column as below: the same bits.
-  if constexpr (R == 4) {
-    for (; c + 4 * N <= dv; c += 4 * N) {
-      VF a[4 * R];
+  // W column vectors a pass, one key a step, for the 4 rows of a GQA group: 4W accumulators, each
+  // taking one FMA per key. The 2N loop below has 8 taking two chained FMAs per key pair, and 8
+  // chains of a 4-cycle FMA barely fill two FMA pipes: any stall leaves them idle (a 16-register
+  // microbenchmark ran 0.52 cycles per FMA with 12 chains, 0.59 with 8). AVX-512: W = 4 (16 of the 32
+  // registers; half the passes over the tile's keys of the 2N loop, each reloading every weight). AVX2:
+  // W = 3 over F32 / F16 rows (12 of 16 registers; the other types' widening needs temporaries). Keys
+  // in the same order per column as below: the same bits.
+  auto wide_passes = [&](auto width) HWY_ATTR {
+    constexpr int W = decltype(width)::value;
+    for (; c + W * N <= dv; c += W * N) {
+      VF a[W * R];
       TS_UNROLL_ROWS for (int r = 0; r < R; ++r)
-        TS_UNROLL_ROWS for (int i = 0; i < 4; ++i) a[4 * r + i] = hn::LoadU(d, acc[r] + c + i * N);
+        TS_UNROLL_ROWS for (int i = 0; i < W; ++i) a[W * r + i] = hn::LoadU(d, acc[r] + c + i * N);
       for (int64_t j = 0; j < n; ++j) {
         const E* HWY_RESTRICT v = vrow[j] + c;
-        VF x[4];
-        LoadLanes2(d, v, x[0], x[1]);
-        LoadLanes2(d, v + 2 * N, x[2], x[3]);
-        TS_UNROLL_ROWS for (int r = 0; r < R; ++r) {
-          const VF pj = weight(r, j);
-          TS_UNROLL_ROWS for (int i = 0; i < 4; ++i) a[4 * r + i] = hn::MulAdd(pj, x[i], a[4 * r + i]);
-        }
-      }
-      TS_UNROLL_ROWS for (int r = 0; r < R; ++r)
-        TS_UNROLL_ROWS for (int i = 0; i < 4; ++i) hn::StoreU(a[4 * r + i], d, acc[r] + c + i * N);
-    }
-  }
-#endif
-#if HWY_TARGET == HWY_AVX2
-  // 3N columns a pass, one key a step, for the 4 rows of a GQA group over F32 / F16 rows: 12
-  // accumulators, each taking one FMA per key. The 2N loop below has 8 taking two chained FMAs per
-  // key pair, and 8 chains of a 4-cycle FMA barely fill two FMA pipes: any stall leaves them idle
-  // (a 16-register microbenchmark ran 0.52 cycles per FMA with 12 chains, 0.59 with 8). Keys in the
-  // same order per column as below: the same bits.
-  if constexpr (R == 4 && (std::is_same_v<E, float> || std::is_same_v<E, hwy::float16_t>)) {
-    for (; c + 3 * N <= dv; c += 3 * N) {
-      VF a[3 * R];
-      TS_UNROLL_ROWS for (int r = 0; r < R; ++r)
-        TS_UNROLL_ROWS for (int i = 0; i < 3; ++i) a[3 * r + i] = hn::LoadU(d, acc[r] + c + i * N);
-      for (int64_t j = 0; j < n; ++j) {
-        const E* HWY_RESTRICT v = vrow[j] + c;
-        const VF v0 = LoadLanes(d, v), v1 = LoadLanes(d, v + N), v2 = LoadLanes(d, v + 2 * N);
+        VF x[W];
+        TS_UNROLL_ROWS for (int i = 0; i + 2 <= W; i += 2) LoadLanes2(d, v + i * N, x[i], x[i + 1]);
+        if constexpr (W % 2 == 1) x[W - 1] = LoadLanes(d, v + (W - 1) * N);
         TS_UNROLL_ROWS for (int r = 0; r < R; ++r) {
           VF pj = weight(r, j);
-          InRegister<E>(pj);
-          a[3 * r] = hn::MulAdd(pj, v0, a[3 * r]);
-          a[3 * r + 1] = hn::MulAdd(pj, v1, a[3 * r + 1]);
-          a[3 * r + 2] = hn::MulAdd(pj, v2, a[3 * r + 2]);
+          if constexpr (kSpreadWeights) InRegister<E>(pj);  // not an embedded broadcast's operand
+          TS_UNROLL_ROWS for (int i = 0; i < W; ++i) a[W * r + i] = hn::MulAdd(pj, x[i], a[W * r + i]);
         }
       }
       TS_UNROLL_ROWS for (int r = 0; r < R; ++r)
-        TS_UNROLL_ROWS for (int i = 0; i < 3; ++i) hn::StoreU(a[3 * r + i], d, acc[r] + c + i * N);
+        TS_UNROLL_ROWS for (int i = 0; i < W; ++i) hn::StoreU(a[W * r + i], d, acc[r] + c + i * N);
     }
-  }
+  };
+  if constexpr (R == 4) {
+#if HWY_TARGET <= HWY_AVX3
+    wide_passes(std::integral_constant<int, 4>{});
+#elif HWY_TARGET == HWY_AVX2
+    if constexpr (std::is_same_v<E, float> || std::is_same_v<E, hwy::float16_t>) wide_passes(std::integral_constant<int, 3>{});
 #endif
+  }
   for (; c + 2 * N <= dv; c += 2 * N) {
     VF a[R], b[R];
     TS_UNROLL_ROWS for (int r = 0; r < R; ++r) a[r] = hn::LoadU(d, acc[r] + c), b[r] = hn::LoadU(d, acc[r] + c + N);
