@@ -684,17 +684,6 @@ HWY_INLINE void DotQ8Pair(K, const uint8_t* b, int64_t blk, const ActQ8K* a, VF*
   DotQ8Blocks<M, 2>(K{}, b, blk, a, acc, acc_odd);
 }
 #else
-// isum[i]: the integer sums of row i, in i32 lanes.
-template <int M>
-HWY_INLINE void AddK4Block(const uint8_t* b, int64_t blk, const ActQ8K* a, const K4Scales& s, const hn::Vec<DI32>* isum,
-                           VF* acc) {
-  for (int i = 0; i < M; ++i) {
-    VF d_da, dmin_da;
-    HalvesTimes(b, a[i].d[blk], d_da, dmin_da);
-    acc[i] = hn::MulAdd(hn::ConvertTo(DF(), isum[i]), d_da, acc[i]);
-    acc[i] = hn::NegMulAdd(hn::ConvertTo(DF(), K4ScaledMins(s, a[i].bs32 + 8 * blk)), dmin_da, acc[i]);
-  }
-}
 // codes(c, l) gives codes l.. of sub-block c (of 8).
 template <int M, class Codes>
 HWY_INLINE void DotQ8K4(const uint8_t* b, int64_t blk, const ActQ8K* a, VF* acc, Codes&& codes) {
@@ -708,7 +697,12 @@ HWY_INLINE void DotQ8K4(const uint8_t* b, int64_t blk, const ActQ8K* a, VF* acc,
       for (int i = 0; i < M; ++i) isum[i] = hn::Add(isum[i], DotU8Scaled(w, a[i].q + 256 * blk + 32 * c + l, l, sc));
     }
   }
-  AddK4Block<M>(b, blk, a, s, isum, acc);
+  for (int i = 0; i < M; ++i) {
+    VF d_da, dmin_da;
+    HalvesTimes(b, a[i].d[blk], d_da, dmin_da);
+    acc[i] = hn::MulAdd(hn::ConvertTo(DF(), isum[i]), d_da, acc[i]);
+    acc[i] = hn::NegMulAdd(hn::ConvertTo(DF(), K4ScaledMins(s, a[i].bs32 + 8 * blk)), dmin_da, acc[i]);
+  }
 }
 template <int M> HWY_INLINE void DotQ8Block(BlockQ4_K, const uint8_t* b, int64_t blk, const ActQ8K* a, VF* acc) {
   DotQ8K4<M>(b, blk, a, acc, [b](int c, int l) {

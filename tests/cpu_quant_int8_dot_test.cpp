@@ -18,13 +18,15 @@
 namespace ts::cpu {
 namespace {
 
-// n_rows weight rows of k values: random codes (or, extreme, every bit of the codes, scales and mins
-// set: each kind's largest code everywhere), and random finite F16 scales (mantissa and sign vary
+// n_rows weight rows of k values: random codes (or, extreme, each kind's largest code everywhere:
+// every bit of the codes, scales and mins set, but Q8_0's signed codes all -128), and random finite
+// F16 scales (mantissa and sign vary
 // from block to block, so a scale applied to the wrong block is seen).
 std::vector<uint8_t> random_rows(const quant::Format& f, int64_t n_rows, int64_t k, uint32_t seed, bool extreme) {
   std::mt19937 rng(seed);
   std::vector<uint8_t> w(static_cast<size_t>(n_rows * quant::row_bytes(f, k)));
-  for (auto& b : w) b = extreme ? 0xFF : static_cast<uint8_t>(rng());
+  const uint8_t fill = f.kind == QuantKind::Q8_0 ? 0x80 : 0xFF;
+  for (auto& b : w) b = extreme ? fill : static_cast<uint8_t>(rng());
   for (size_t b = 0; b < w.size(); b += static_cast<size_t>(f.block_bytes))
     for (const int16_t at : f.f16_scales)
       if (at >= 0) {
