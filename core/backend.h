@@ -60,7 +60,17 @@ class Backend {
   // A validated problem this backend supports; `io` holds every declared tensor (outputs allocated)
   // and must outlive the Launch.
   virtual std::unique_ptr<Launch> prepare(const Problem& pr, TensorMap& io) = 0;
+  // Empties the caches of a device with memory of its own (a GPU's L2: 50 MB on an H100 holds a whole
+  // decode GEMV's weights), so that a cold benchmark iteration reads from that memory; called outside
+  // the timed region. True when it did: the op's data is then in no host cache, and the benchmark
+  // skips the host's flush. False (the default) for a device on the host's memory (cpu, PoCL, lavapipe).
+  virtual bool evict_device_caches() { return false; }
 };
+
+// Bytes a device backend writes to evict its caches: twice the largest last-level cache of today's
+// GPUs (an MI300X's 256 MB Infinity Cache) would be 512 MB; 256 MiB covers every NVIDIA L2 (<= 126 MB
+// on a B200) and RDNA's 96-128 MB twice over.
+inline constexpr size_t kDeviceEvictBytes = size_t{256} << 20;
 
 // The dtype gate every device backend starts from: each tensor's dtype must be one the backend's
 // kernels handle (`handled`), else a "no" naming the tensor and its dtype.

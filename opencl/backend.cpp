@@ -121,6 +121,22 @@ class OpenclBackendImpl final : public Backend {
     return launch;
   }
 
+  // A fill of kDeviceEvictBytes through the device's caches. CPU drivers (PoCL) use the host's.
+  bool evict_device_caches() override {
+    open();
+    if (!rt_ || rt_->limits().cpu) return false;
+    cl_int rc = CL_SUCCESS;
+    if (!evict_.get()) {
+      evict_ = Mem(clCreateBuffer(rt_->context(), CL_MEM_READ_WRITE, kDeviceEvictBytes, nullptr, &rc));
+      CL_CHECK(rc);
+    }
+    const cl_uint value = ++evict_count_;
+    CL_CHECK(clEnqueueFillBuffer(rt_->queue(), evict_.get(), &value, sizeof value, 0, kDeviceEvictBytes, 0, nullptr,
+                                 nullptr));
+    CL_CHECK(clFinish(rt_->queue()));
+    return true;
+  }
+
  private:
   // Opens the device once; a missing driver is remembered as the reason, never thrown past here.
   void open() {
@@ -137,6 +153,8 @@ class OpenclBackendImpl final : public Backend {
   bool tried_ = false;
   std::unique_ptr<Runtime> rt_;
   std::string why_;
+  Mem evict_;  // evict_device_caches' target, allocated on first use; released before rt_'s context
+  cl_uint evict_count_ = 0;
 };
 
 }  // namespace

@@ -127,6 +127,17 @@ class VulkanImpl final : public Backend {
     return ctx_->info().subgroup_arithmetic && !(v && std::strcmp(v, "0") == 0);
   }
 
+  // A fill of kDeviceEvictBytes through the device's caches. CPU drivers (lavapipe) use the host's.
+  bool evict_device_caches() override {
+    init();
+    if (!ctx_ || ctx_->info().props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) return false;
+    if (evict_.size() == 0) evict_ = Buffer(*ctx_, kDeviceEvictBytes, false);
+    VkCommandBuffer cb = ctx_->begin_one_shot();
+    vkCmdFillBuffer(cb, evict_.get(), 0, VK_WHOLE_SIZE, ++evict_count_);
+    ctx_->end_one_shot(cb);
+    return true;
+  }
+
   Context& ctx() { return *ctx_; }
   Pipelines& pipelines() { return *pipelines_; }
   // A host-visible staging buffer of at least `bytes`, reused across launches.
@@ -150,11 +161,29 @@ class VulkanImpl final : public Backend {
             "{} allows {} invocations per work group; the Vulkan kernels need {}", ctx_->info().name,
             lim.maxComputeWorkGroupInvocations, kMaxWorkGroup);
       pipelines_ = std::make_unique<Pipelines>(*ctx_);
+      release_before_the_driver_exits();
     } catch (const Error& e) {
       reason_ = e.what();
       pipelines_.reset();
       ctx_.reset();
     }
+  }
+
+  // NVIDIA's driver tears itself down in an exit handler of its own, registered while vkCreateInstance
+  // loads it; the registry's static destructor ran after it and crashed in vkDestroyDevice (an H100,
+  // driver 580). Exit handlers run in reverse order of registration, so one registered now runs
+  // before the driver's and frees every Vulkan object while the driver is whole. Launches never
+  // outlive main (the benchmark releases its setups before returning).
+  void release_before_the_driver_exits() {
+    static VulkanImpl* self = nullptr;
+    self = this;
+    std::atexit([] {
+      self->evict_ = Buffer();
+      self->staging_ = Buffer();
+      self->pipelines_.reset();
+      self->ctx_.reset();
+      self->reason_ = "the Vulkan device was released at exit";
+    });
   }
 
   PlannerTable planners_;
@@ -163,6 +192,8 @@ class VulkanImpl final : public Backend {
   std::unique_ptr<Context> ctx_;
   std::unique_ptr<Pipelines> pipelines_;
   Buffer staging_;  // declared after ctx_: destroyed before it
+  Buffer evict_;    // evict_device_caches' target, allocated on first use
+  uint32_t evict_count_ = 0;
 };
 
 VulkanLaunch::VulkanLaunch(VulkanImpl& b, const Problem& pr, TensorMap& io, std::vector<Dispatch> plan)
