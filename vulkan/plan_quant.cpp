@@ -14,8 +14,12 @@ constexpr int64_t kGemvRows = 4;      // gemv_quant.comp: NR
 constexpr uint32_t kGemvWg = 64;      // at most gemv_quant.comp's MAX_WG
 constexpr int64_t kTile = 64;         // gemm_quant.comp: BM
 constexpr uint32_t kDequantWg = 128;  // dequant.comp
-constexpr uint32_t kGptqWg = 64;      // gptq.comp
+constexpr uint32_t kGptqWg = 64;      // gptq.comp, prefill: columns per work group
 constexpr int64_t kGptqRows = 8;      // gptq.comp: MR
+// gptq.comp, decode (m <= MR): 32 columns x 8 slices of k per work group (256 invocations, the
+// backend's largest work group), 128 groups for a 4096-column decode, each invocation with four
+// qweight loads in flight: one invocation per column walking all of k streamed 10 GB/s on an H100.
+constexpr uint32_t kGptqSplitCols = 32, kGptqSplitSlices = 8;
 
 // shaders/quant.glsl numbers the kinds as QuantKind does (QK_Q4_0 0 .. QK_Q6_K 5).
 static_assert(static_cast<int>(QuantKind::Q4_0) == 0 && static_cast<int>(QuantKind::Q4_1) == 1 &&
@@ -63,8 +67,13 @@ Dispatch plan_packed(const Target& tg, bool awq, int64_t bits, bool act_order, i
   d.shader = tg.variant(Kernel::gemm_gptq);
   d.bindings = {"a", "qweight", "qzeros", "scales", "out", act_order ? "g_idx" : "qzeros"};
   d.push = Push().u(m).u(n).u(k).u(group_size).words();
-  d.spec = {kGptqWg, awq ? 1u : 0u, static_cast<uint32_t>(bits), act_order ? 1u : 0u};
-  d.groups = {ceil_div(n, kGptqWg), groups_for(m, kGptqRows, tg.max_groups[1]), 1};
+  if (m <= kGptqRows) {  // decode: k split across the work group's rows of invocations
+    d.spec = {kGptqSplitCols, awq ? 1u : 0u, static_cast<uint32_t>(bits), act_order ? 1u : 0u, kGptqSplitSlices};
+    d.groups = {ceil_div(n, kGptqSplitCols), 1, 1};
+  } else {
+    d.spec = {kGptqWg, awq ? 1u : 0u, static_cast<uint32_t>(bits), act_order ? 1u : 0u, 1u};
+    d.groups = {ceil_div(n, kGptqWg), groups_for(m, kGptqRows, tg.max_groups[1]), 1};
+  }
   return d;
 }
 }  // namespace

@@ -1,17 +1,24 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 // gemm_gptq and gemm_awq: out[i, j] = sum_k a[i, k] * W[k, j], W[k, j] = scale[g, j] * (q[k, j] -
-// zero[g, j]), the bit positions of core/quant/packing.h. One invocation per output column j and per
-// MR activation rows (work-group y): it decodes W[k, j] once per k in registers and uses it for the
-// MR rows; neighbouring invocations read neighbouring words of qweight (GPTQ packs along k, so the
-// columns of one int32 row are adjacent; AWQ's eight columns of a word share it). g is g_idx[k]
-// under act-order, else k / group_size; the scale and zero are reloaded only when g changes.
-// Specialization constants: 0 the work-group size, 1 AWQ (else GPTQ), 2 bits, 3 act-order.
+// zero[g, j]), the bit positions of core/quant/packing.h. g is g_idx[k] under act-order, else
+// k / group_size; the scale and zero are reloaded only when g changes. Invocation x of a work group
+// takes output column j (neighbouring invocations read neighbouring words of qweight: GPTQ packs
+// along k, so the columns of one int32 row are adjacent; AWQ's eight columns of a word share it),
+// decodes W[k, j] once per k in registers and uses it for up to MR activation rows.
+//   KS = 1 (prefill): work-group y strides over blocks of MR rows; each invocation walks all of k.
+//   KS > 1 (decode, m <= MR): the KS rows of invocations (y) split k into KS contiguous slices (whole
+//   groups without act-order) so that a decode's few columns still keep a GPU's memory busy (one
+//   invocation per column walking all of k ran a 4096 x 4096 decode at 10 GB/s on an H100); the
+//   slices' sums meet in shared memory and invocation y = 0 adds them in slice order (deterministic).
+//   Without act-order GPTQ reads each qweight word once for its 32 / BITS codes.
+// Specialization constants: 0 the work-group width (columns), 1 AWQ (else GPTQ), 2 bits, 3 act-order,
+// 4 KS.
 #include "dtype.glsl"
 
 #define MR 8u
 
-layout(local_size_x = 64, local_size_x_id = 0) in;
+layout(local_size_x = 64, local_size_x_id = 0, local_size_y = 1, local_size_y_id = 4) in;
 layout(constant_id = 1) const bool AWQ = false;
 layout(constant_id = 2) const uint BITS = 4;
 layout(constant_id = 3) const bool ACT_ORDER = false;
@@ -46,27 +53,100 @@ float scale_of(uint g, uint j) {
   return unpackHalf2x16(scales[e >> 1] >> ((e & 1u) * 16u)).x;
 }
 
+// acc[i] += a[m0 + i, kk] * W[kk, j] for kk in [k0, k1): the walk both layouts share.
+void accumulate(uint m0, uint j, uint k0, uint k1, inout float acc[MR]) {
+  uint g_cur = 0xffffffffu;
+  float s = 0.0, z = 0.0;
+  for (uint kk = k0; kk < k1; ++kk) {
+    const uint g = ACT_ORDER ? g_idx[kk] : kk / p.group_size;
+    if (g != g_cur) {
+      g_cur = g;
+      s = scale_of(g, j);
+      z = zero_of(g, j);
+    }
+    const float wv = s * (float(weight_code(kk, j)) - z);
+    for (uint i = 0u; i < MR; ++i) {
+      if (m0 + i >= p.m) break;
+      acc[i] = fma(ld(a[(m0 + i) * p.k + kk]), wv, acc[i]);
+    }
+  }
+}
+
+// acc[i] += a[i, kk] * s (q - z) for the 32 / BITS codes q of qweight word w (k = w * per ..).
+void add_word(uint word, uint w, float s, float z, inout float acc[MR]) {
+  const uint per = 32u / BITS;
+  for (uint e = 0u; e < per; ++e) {
+    const float wv = s * (float(field(word, BITS * e, BITS)) - z);
+    for (uint i = 0u; i < MR; ++i) {
+      if (i >= p.m) break;
+      acc[i] = fma(ld(a[i * p.k + w * per + e]), wv, acc[i]);
+    }
+  }
+}
+
+// GPTQ without act-order, k0 and k1 on group boundaries: each qweight word is read once and its
+// codes decoded from a register (the per-k walk above reads it 32 / BITS times), four words loaded
+// before any is used so that four loads are in flight per invocation.
+void accumulate_words(uint j, uint k0, uint k1, inout float acc[MR]) {
+  const uint per = 32u / BITS, words = p.group_size / per;
+  for (uint g = k0 / p.group_size; g < k1 / p.group_size; ++g) {
+    const float s = scale_of(g, j), z = zero_of(g, j);
+    const uint w0 = g * words, w1 = w0 + words;
+    uint w = w0;
+    for (; w + 4u <= w1; w += 4u) {
+      const uvec4 q = uvec4(qweight[w * p.n + j], qweight[(w + 1u) * p.n + j], qweight[(w + 2u) * p.n + j],
+                            qweight[(w + 3u) * p.n + j]);
+      add_word(q.x, w, s, z, acc);
+      add_word(q.y, w + 1u, s, z, acc);
+      add_word(q.z, w + 2u, s, z, acc);
+      add_word(q.w, w + 3u, s, z, acc);
+    }
+    for (; w < w1; ++w) add_word(qweight[w * p.n + j], w, s, z, acc);
+  }
+}
+
+#define KS gl_WorkGroupSize.y
+shared float red[256];  // one row's sums of the work group (at most kMaxWorkGroup invocations)
+
+// KS > 1: slice y of k, then per row the fixed-order sum over slices. Every invocation reaches the
+// barriers (the row count is uniform): a column past n reads column n - 1 and its sums are dropped.
+void main_split() {
+  const uint lx = gl_LocalInvocationID.x, ly = gl_LocalInvocationID.y, wc = gl_WorkGroupSize.x;
+  const uint col = gl_WorkGroupID.x * wc + lx, j = min(col, p.n - 1u);
+  // Slices of whole groups (act-order: of whole qweight words, since g may change at any k).
+  const uint unit = ACT_ORDER ? 32u / BITS : p.group_size;
+  const uint per_slice = ((p.k + unit - 1u) / unit + KS - 1u) / KS * unit;
+  const uint k0 = min(ly * per_slice, p.k), k1 = min(k0 + per_slice, p.k);
+  float acc[MR];
+  for (uint i = 0u; i < MR; ++i) acc[i] = 0.0;
+  if (AWQ || ACT_ORDER)
+    accumulate(0u, j, k0, k1, acc);
+  else
+    accumulate_words(j, k0, k1, acc);
+  for (uint i = 0u; i < MR; ++i) {
+    if (i >= p.m) break;
+    red[ly * wc + lx] = acc[i];
+    barrier();  // every slice's sum of row i is in shared memory
+    if (ly == 0u && col < p.n) {
+      float sum = red[lx];
+      for (uint y = 1u; y < KS; ++y) sum += red[y * wc + lx];
+      o[i * p.n + j] = st(sum);
+    }
+    barrier();  // read before the next row overwrites it
+  }
+}
+
 void main() {
+  if (KS > 1u) {
+    main_split();
+    return;
+  }
   const uint j = gl_GlobalInvocationID.x;
-  if (j >= p.n) return;  // no barriers below, so leaving early is safe
+  if (j >= p.n) return;  // no barriers on this path, so leaving early is safe
   for (uint m0 = gl_WorkGroupID.y * MR; m0 < p.m; m0 += gl_NumWorkGroups.y * MR) {
     float acc[MR];
     for (uint i = 0u; i < MR; ++i) acc[i] = 0.0;
-    uint g_cur = 0xffffffffu;
-    float s = 0.0, z = 0.0;
-    for (uint kk = 0u; kk < p.k; ++kk) {
-      const uint g = ACT_ORDER ? g_idx[kk] : kk / p.group_size;
-      if (g != g_cur) {
-        g_cur = g;
-        s = scale_of(g, j);
-        z = zero_of(g, j);
-      }
-      const float wv = s * (float(weight_code(kk, j)) - z);
-      for (uint i = 0u; i < MR; ++i) {
-        if (m0 + i >= p.m) break;
-        acc[i] = fma(ld(a[(m0 + i) * p.k + kk]), wv, acc[i]);
-      }
-    }
+    accumulate(m0, j, 0u, p.k, acc);
     for (uint i = 0u; i < MR; ++i)
       if (m0 + i < p.m) o[(m0 + i) * p.n + j] = st(acc[i]);
   }
