@@ -11,5 +11,5 @@ $SUDO apt-get install -y -q --no-install-recommends \
   libopenblas-dev libeigen3-dev libhwy-dev \
   clang libclang-rt-14-dev \
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo libclblast-dev \
-  libvulkan-dev mesa-vulkan-drivers glslang-tools vulkan-validationlayers vulkan-tools \
+  libvulkan-dev mesa-vulkan-drivers glslang-tools vulkan-validationlayers vulkan-tools libglvnd0 \
   python3-matplotlib chromium

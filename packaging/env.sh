@@ -53,7 +53,20 @@ if [ -z "${VK_DRIVER_FILES:-}${VK_ICD_FILENAMES:-}${VK_ADD_DRIVER_FILES:-}" ]; t
     done
     if [ -n "$ts_added" ]; then
       for d in "$r/lib64" "$r/lib"; do [ -d "$d" ] && ts_add_driver_dir "$d"; done
+      ts_vk_from_root=1
     fi
+  done
+fi
+# NVIDIA's Vulkan driver needs glvnd's libEGL and libGLdispatch; a container with the driver mounted
+# may have no glvnd, and then vkCreateInstance fails with VK_ERROR_INCOMPATIBLE_DRIVER. The bundle's
+# copies are added last, and only when the host's library cache and the driver's folders lack one.
+if [ -n "${ts_vk_from_root:-}" ] && [ -d "$ts_root/lib/glvnd" ]; then
+  ts_cache=$({ ldconfig -p 2>/dev/null || /sbin/ldconfig -p 2>/dev/null; })
+  for ts_lib in libEGL.so.1 libGLdispatch.so.0; do
+    ts_have=""
+    case "$ts_cache" in *"$ts_lib "*) ts_have=1 ;; esac
+    for d in ${LD_LIBRARY_PATH//:/ }; do [ -e "$d/$ts_lib" ] && ts_have=1; done
+    [ -z "$ts_have" ] && ts_add_driver_dir "$ts_root/lib/glvnd"
   done
 fi
 
@@ -76,5 +89,5 @@ if [ -z "${OCL_ICD_VENDORS:-}" ]; then
     export OCL_ICD_VENDORS="$ts_vendors"
   fi
 fi
-unset ts_bin ts_named ts_vendors ts_driver_lib_dirs ts_roots ts_added r
+unset ts_bin ts_named ts_vendors ts_driver_lib_dirs ts_roots ts_added ts_vk_from_root ts_have ts_cache ts_lib r
 unset -f ts_add_driver_dir
