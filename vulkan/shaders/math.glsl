@@ -26,9 +26,9 @@ float exp_accurate(float x) {
 // GPUs divide by multiplying with a reciprocal, which flushes to zero once the divisor passes 2^126
 // (the Vulkan spec bounds division's error only inside [2^-126, 2^126]): on an NVIDIA H100 g = -88
 // gave -0 for silu(g) = -5.3e-37. Below g = -80, 1 + e^-g rounds to e^-g, so silu(g) = g e^g, taken
-// as (g e) e with e = e^(g/2): every factor and partial product stays a normal number down to
-// g = -170, where the result itself leaves F32's normal range. `precise` keeps the compiler from
-// forming e * e (subnormal, flushed) first.
+// as (g e) e with e = e^(g/2): every factor and partial product stays a normal number as long as
+// the result does (down to g = -92; below it silu(g) is subnormal in F32, and a GPU may flush it).
+// `precise` keeps the compiler from forming e * e (subnormal, flushed) first.
 float silu_mul(float g, float u) {
   if (g >= -80.0) return g / (1.0 + exp_accurate(-g)) * u;
   const float e = exp_accurate(0.5 * g);
