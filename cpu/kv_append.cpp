@@ -50,16 +50,37 @@ void QuantizeI8(const float* HWY_RESTRICT x, int64_t n, float scale, int8_t* HWY
   for (; i < n; ++i) codes[i] = static_cast<int8_t>(std::clamp(std::round(x[i] / scale), -127.0f, 127.0f));
 }
 
-// x / scale in lanes, each quotient encoded as e4m3fn (nearest even, saturating at 448).
+// x / scale in lanes, each quotient encoded as e4m3fn (nearest even, saturating at 448), the codes
+// core/dtype.h's f32_to_f8e4m3 gives, from the quotient's bits rather than through frexp (18x slower:
+// kv_append_paged prefill512 F8 took 6.2 ms against I8's 0.35 ms). |q| >= 2^-6 (normal codes): round
+// the F32 mantissa to 3 bits, nearest even (add 0x7ffff and the kept LSB below bit 20; a carry moves
+// into the exponent), then rebias the exponent from 127 to 7 (120 << 3 in code units). |q| < 2^-6
+// (subnormal codes, units of 2^-9): |q| * 2^9, exact, rounded to the nearest even integer; 8 is the
+// smallest normal code, as it should be. A vector holding a NaN takes the scalar encoder.
 void QuantizeF8(const float* HWY_RESTRICT x, int64_t n, float scale, uint8_t* HWY_RESTRICT codes) {
   const DF d;
+  const hn::RebindToUnsigned<DF> du;
+  const hn::RebindToSigned<DF> di;
   const int64_t N = hn::Lanes(d);
-  const VF vs = hn::Set(d, scale);
-  alignas(64) float q[hn::MaxLanes(d)];
+  const VF vs = hn::Set(d, scale), vmax = hn::Set(d, 448.0f), min_normal = hn::Set(d, 0x1p-6f);
+  const auto one = hn::Set(du, 1u), round_bias = hn::Set(du, 0x7ffffu), rebias = hn::Set(du, 120u << 3);
+  alignas(64) uint32_t lanes[hn::MaxLanes(du)];
   int64_t i = 0;
   for (; i + N <= n; i += N) {
-    hn::Store(hn::Div(hn::LoadU(d, x + i), vs), d, q);
-    for (int64_t l = 0; l < N; ++l) codes[i + l] = f32_to_f8e4m3(q[l]);
+    const VF q = hn::Div(hn::LoadU(d, x + i), vs);
+    if (!hn::AllFalse(d, hn::IsNaN(q))) {
+      for (int64_t l = 0; l < N; ++l) codes[i + l] = f32_to_f8e4m3(x[i + l] / scale);
+      continue;
+    }
+    const VF a = hn::Min(hn::Abs(q), vmax);  // saturate: everything past 448 is code 0x7e
+    const auto bits = hn::BitCast(du, a);
+    const auto kept_lsb = hn::And(hn::ShiftRight<20>(bits), one);
+    const auto normal = hn::Sub(hn::ShiftRight<20>(hn::Add(bits, hn::Add(round_bias, kept_lsb))), rebias);
+    const auto sub = hn::BitCast(du, hn::ConvertTo(di, hn::Round(hn::Mul(a, hn::Set(d, 512.0f)))));
+    const auto mag = hn::IfThenElse(hn::RebindMask(du, hn::Lt(a, min_normal)), sub, normal);
+    const auto sign = hn::ShiftRight<24>(hn::And(hn::BitCast(du, q), hn::Set(du, 0x80000000u)));
+    hn::Store(hn::Or(mag, sign), du, lanes);
+    for (int64_t l = 0; l < N; ++l) codes[i + l] = static_cast<uint8_t>(lanes[l]);
   }
   for (; i < n; ++i) codes[i] = f32_to_f8e4m3(x[i] / scale);
 }
@@ -87,10 +108,16 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 #include "core/ops/paged_params.h"
 #include "cpu/kernels.h"
+#include "cpu/kv_quantize.h"
 #include "cpu/thread_pool.h"
 
 namespace ts::cpu {
 HWY_EXPORT(StoreRow);
+HWY_EXPORT(QuantizeF8);
+
+void quantize_f8e4m3(const float* x, int64_t n, float scale, uint8_t* codes) {
+  HWY_DYNAMIC_DISPATCH(QuantizeF8)(x, n, scale, codes);
+}
 
 namespace {
 

@@ -1,0 +1,90 @@
+// The cpu backend's F8_E4M3 pool encoder (cpu/kv_append.cpp) works on the quotient's bits in SIMD
+// lanes; it must give the reference encoder's code (core/dtype.h, through frexp and nearbyint) for
+// every input: each code's value, the midpoints between neighbouring codes (ties to even) and the
+// floats on either side of them, the subnormal codes, saturation past 448, signed zeros, infinities,
+// NaN, and a million random floats over the whole range. Runs on the best target and, under ctest's
+// unit/cpu-scalar/kv_quantize, on the portable one.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "core/dtype.h"
+#include "cpu/kv_quantize.h"
+#include "cpu/simd_target.h"
+#include "tests/available_backend.h"
+
+namespace ts::cpu {
+namespace {
+
+class CpuKvQuantizeF8 : public ::testing::Test {
+ protected:
+  // As every cpu kernel test: under a TOUCHSTONE_CPU_SIMD this build lacks (the sanitizer build
+  // compiles EMU128, not SCALAR) there is no cpu backend, so skip.
+  void SetUp() override {
+    if (test::available_backend("cpu") == nullptr) GTEST_SKIP() << "cpu backend unavailable in this build";
+    select_simd_target();
+  }
+};
+
+// Encodes x / scale with the cpu encoder and compares every code with the reference's.
+void expect_reference_codes(const std::vector<float>& x, float scale) {
+  std::vector<uint8_t> got(x.size());
+  quantize_f8e4m3(x.data(), static_cast<int64_t>(x.size()), scale, got.data());
+  int bad = 0;
+  for (size_t i = 0; i < x.size() && bad < 10; ++i) {
+    const uint8_t want = f32_to_f8e4m3(x[i] / scale);
+    if (got[i] != want) {
+      ++bad;
+      ADD_FAILURE() << "x = " << x[i] << " (bits 0x" << std::hex << std::bit_cast<uint32_t>(x[i]) << "), scale "
+                    << scale << ": code 0x" << int(got[i]) << ", the reference's 0x" << int(want) << std::dec;
+    }
+  }
+}
+
+TEST_F(CpuKvQuantizeF8, CodesMidpointsAndTheirNeighbours) {
+  std::vector<float> x;
+  for (int c = 0; c <= 0x7e; ++c) {
+    const float v = f8e4m3_to_f32(static_cast<uint8_t>(c));
+    const float up = c < 0x7e ? f8e4m3_to_f32(static_cast<uint8_t>(c + 1)) : 480.0f;
+    const float mid = (v + up) / 2;  // exact: neighbouring codes differ in one bit below F32's precision
+    for (float f : {v, mid, std::nextafter(v, 0.0f), std::nextafter(v, 1e9f), std::nextafter(mid, 0.0f),
+                    std::nextafter(mid, 1e9f)})
+      for (float s : {1.0f, -1.0f}) x.push_back(s * f);
+  }
+  expect_reference_codes(x, 1.0f);
+}
+
+TEST_F(CpuKvQuantizeF8, SpecialValues) {
+  constexpr float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> x = {0.0f, -0.0f, inf, -inf, 448.0f, -448.0f, 464.0f, 500.0f, 1e30f, -3e38f,
+                                0x1p-6f, 0x1p-7f, 0x1p-9f, 0x1p-10f, 0x1.8p-10f, 0x1p-11f, 1e-40f, -1e-45f,
+                                std::numeric_limits<float>::min(), 1.0f, 2.0f, 3.0f};
+  expect_reference_codes(x, 1.0f);
+  // A NaN among numbers: its vector takes the scalar path, and its neighbours keep their codes.
+  std::vector<float> with_nan(x);
+  with_nan[3] = std::numeric_limits<float>::quiet_NaN();
+  std::vector<uint8_t> got(with_nan.size());
+  quantize_f8e4m3(with_nan.data(), static_cast<int64_t>(with_nan.size()), 1.0f, got.data());
+  EXPECT_EQ(got[3] & 0x7f, 0x7f) << "NaN must stay NaN";
+  for (size_t i = 0; i < with_nan.size(); ++i)
+    if (i != 3) EXPECT_EQ(got[i], f32_to_f8e4m3(with_nan[i])) << "x = " << with_nan[i];
+}
+
+TEST_F(CpuKvQuantizeF8, RandomFloatsOverTheWholeRange) {
+  std::mt19937 rng(12345);
+  std::uniform_int_distribution<int> exponent(-24, 10);
+  std::uniform_real_distribution<float> mantissa(1.0f, 2.0f);
+  std::vector<float> x(1000003);  // not a multiple of any target's lanes: the tail too
+  for (float& v : x) v = (rng() & 1 ? 1.0f : -1.0f) * std::ldexp(mantissa(rng), exponent(rng));
+  expect_reference_codes(x, 1.0f);
+  expect_reference_codes(x, 0.37f);    // the quotient, not x, is encoded
+  expect_reference_codes(x, 3.0e-3f);  // quotients past 448 saturate
+}
+
+}  // namespace
+}  // namespace ts::cpu
