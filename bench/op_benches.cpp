@@ -53,10 +53,11 @@ void run(benchmark::State& state, const OpBench& ob) {
   } catch (const std::exception& e) {
     return state.SkipWithError(fmt::format("setup failed: {}", e.what()).c_str());
   }
+  Backend& b = backend(ob.backend);
   for (auto _ : state) {
     try {
       // Outside the timed region (the timer is the backend's): a GPU's own caches, else the host's.
-      if (!ob.warm_cache && !backend(ob.backend).evict_device_caches()) flush_caches();
+      if (!ob.warm_cache && !b.evict_device_caches()) flush_caches();
       s->launch->execute();
     } catch (const std::exception& e) {
       release_setup();  // a failed launch may be in any state: set up afresh next time

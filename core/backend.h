@@ -67,9 +67,8 @@ class Backend {
   virtual bool evict_device_caches() { return false; }
 };
 
-// Bytes a device backend writes to evict its caches: twice the largest last-level cache of today's
-// GPUs (an MI300X's 256 MB Infinity Cache) would be 512 MB; 256 MiB covers every NVIDIA L2 (<= 126 MB
-// on a B200) and RDNA's 96-128 MB twice over.
+// Bytes a device backend writes to evict its caches: several times an H100's 50 MB L2 (a GPU whose
+// last-level cache passes 128 MB would need more).
 inline constexpr size_t kDeviceEvictBytes = size_t{256} << 20;
 
 // The dtype gate every device backend starts from: each tensor's dtype must be one the backend's

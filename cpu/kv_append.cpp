@@ -42,10 +42,8 @@ void QuantizeI8(const float* HWY_RESTRICT x, int64_t n, float scale, int8_t* HWY
     const VF t = hn::Trunc(q);
     const VF away = hn::CopySign(hn::Set(d, 1.0f), q);
     const VF r = hn::IfThenElse(hn::Ge(hn::Abs(hn::Sub(q, t)), half), hn::Add(t, away), t);
-    const auto c = hn::ConvertTo(di, hn::Clamp(r, hn::Neg(lim), lim));
-    alignas(64) int32_t lanes[hn::MaxLanes(di)];
-    hn::Store(c, di, lanes);
-    for (int64_t l = 0; l < N; ++l) codes[i + l] = static_cast<int8_t>(lanes[l]);
+    const hn::Rebind<int8_t, decltype(di)> d8;
+    hn::StoreU(hn::DemoteTo(d8, hn::ConvertTo(di, hn::Clamp(r, hn::Neg(lim), lim))), d8, codes + i);
   }
   for (; i < n; ++i) codes[i] = static_cast<int8_t>(std::clamp(std::round(x[i] / scale), -127.0f, 127.0f));
 }
@@ -61,10 +59,11 @@ void QuantizeF8(const float* HWY_RESTRICT x, int64_t n, float scale, uint8_t* HW
   const DF d;
   const hn::RebindToUnsigned<DF> du;
   const hn::RebindToSigned<DF> di;
+  const hn::Rebind<uint8_t, decltype(di)> d8;
   const int64_t N = hn::Lanes(d);
   const VF vs = hn::Set(d, scale), vmax = hn::Set(d, 448.0f), min_normal = hn::Set(d, 0x1p-6f);
+  const VF subnormal_units = hn::Set(d, 512.0f);  // 2^9
   const auto one = hn::Set(du, 1u), round_bias = hn::Set(du, 0x7ffffu), rebias = hn::Set(du, 120u << 3);
-  alignas(64) uint32_t lanes[hn::MaxLanes(du)];
   int64_t i = 0;
   for (; i + N <= n; i += N) {
     const VF q = hn::Div(hn::LoadU(d, x + i), vs);
@@ -76,11 +75,11 @@ void QuantizeF8(const float* HWY_RESTRICT x, int64_t n, float scale, uint8_t* HW
     const auto bits = hn::BitCast(du, a);
     const auto kept_lsb = hn::And(hn::ShiftRight<20>(bits), one);
     const auto normal = hn::Sub(hn::ShiftRight<20>(hn::Add(bits, hn::Add(round_bias, kept_lsb))), rebias);
-    const auto sub = hn::BitCast(du, hn::ConvertTo(di, hn::Round(hn::Mul(a, hn::Set(d, 512.0f)))));
+    const auto sub = hn::BitCast(du, hn::ConvertTo(di, hn::Round(hn::Mul(a, subnormal_units))));
     const auto mag = hn::IfThenElse(hn::RebindMask(du, hn::Lt(a, min_normal)), sub, normal);
     const auto sign = hn::ShiftRight<24>(hn::And(hn::BitCast(du, q), hn::Set(du, 0x80000000u)));
-    hn::Store(hn::Or(mag, sign), du, lanes);
-    for (int64_t l = 0; l < N; ++l) codes[i + l] = static_cast<uint8_t>(lanes[l]);
+    // Codes 0 .. 0xff in 32-bit lanes: the saturating demotion keeps each one as it is.
+    hn::StoreU(hn::DemoteTo(d8, hn::BitCast(di, hn::Or(mag, sign))), d8, codes + i);
   }
   for (; i < n; ++i) codes[i] = f32_to_f8e4m3(x[i] / scale);
 }

@@ -20,8 +20,7 @@ namespace {
 
 // n_rows weight rows of k values: random codes (or, extreme, each kind's largest code everywhere:
 // every bit of the codes, scales and mins set, but Q8_0's signed codes all -128), and random finite
-// F16 scales (mantissa and sign vary
-// from block to block, so a scale applied to the wrong block is seen).
+// F16 scales (mantissa and sign vary from block to block, so a scale applied to the wrong block is seen).
 std::vector<uint8_t> random_rows(const quant::Format& f, int64_t n_rows, int64_t k, uint32_t seed, bool extreme) {
   std::mt19937 rng(seed);
   std::vector<uint8_t> w(static_cast<size_t>(n_rows * quant::row_bytes(f, k)));

@@ -67,13 +67,10 @@ Dispatch plan_packed(const Target& tg, bool awq, int64_t bits, bool act_order, i
   d.shader = tg.variant(Kernel::gemm_gptq);
   d.bindings = {"a", "qweight", "qzeros", "scales", "out", act_order ? "g_idx" : "qzeros"};
   d.push = Push().u(m).u(n).u(k).u(group_size).words();
-  if (m <= kGptqRows) {  // decode: k split across the work group's rows of invocations
-    d.spec = {kGptqSplitCols, awq ? 1u : 0u, static_cast<uint32_t>(bits), act_order ? 1u : 0u, kGptqSplitSlices};
-    d.groups = {ceil_div(n, kGptqSplitCols), 1, 1};
-  } else {
-    d.spec = {kGptqWg, awq ? 1u : 0u, static_cast<uint32_t>(bits), act_order ? 1u : 0u, 1u};
-    d.groups = {ceil_div(n, kGptqWg), groups_for(m, kGptqRows, tg.max_groups[1]), 1};
-  }
+  const bool decode = m <= kGptqRows;  // decode: k split across the work group's rows of invocations
+  const uint32_t cols = decode ? kGptqSplitCols : kGptqWg;
+  d.spec = {cols, awq ? 1u : 0u, static_cast<uint32_t>(bits), act_order ? 1u : 0u, decode ? kGptqSplitSlices : 1u};
+  d.groups = {ceil_div(n, cols), decode ? 1u : groups_for(m, kGptqRows, tg.max_groups[1]), 1};
   return d;
 }
 }  // namespace
