@@ -39,7 +39,11 @@ constexpr int64_t kTile = 64;          // keys per online-softmax step
 // there, so that their compile (every kernel instance again, in emulated lanes) stays small.
 constexpr bool kFallback = HWY_TARGET >= HWY_EMU128;
 constexpr int kRowGroup = kFallback ? 1 : 4;
-constexpr int64_t kPrefetchKeys = 16;   // how far ahead of use key and value rows are asked for
+// How far ahead of use key and value rows are asked for, in keys: rows in place in an affine view
+// (flash, MLA), each stream asked for in its own pass; rows of a paged pool, both while scoring.
+constexpr int64_t kPrefetchAffine = 32;
+constexpr int64_t kPrefetchPaged = 16;
+constexpr int64_t kPrefetchKeys = std::max(kPrefetchAffine, kPrefetchPaged);  // row entries a tile keeps past its end
 // Fully unrolled loops over the rows of a group (and its rows x keys, up to 16), so their vector
 // accumulators live in registers: an unroll of 4 left the 8 accumulators of 4 rows x 2 keys an array
 // in memory, zeroed by a `rep stos` per key pair (6% of an I8 decode's samples).
@@ -235,23 +239,35 @@ template <class E> struct TileRows {
 };
 
 // Asks for the rows of the tile entry `ahead` keys past key j into L2, when the tile knows them and
-// the rows are read in place. A runtime switch, not a second kernel instance without prefetches:
-// one branch per key costs nothing measurable, a second instance doubled the compile.
+// the rows are read in place: the key row in keys(j), run while scores are computed, and the value
+// row there too, or, split, in values(j), run in the p·V pass. Affine views split: asked for while
+// scoring, a tile's value rows had all arrived before its p·V pass, which then left the memory bus
+// idle (Zen 4, session 13, cold flash decode ctx4096, 4 alternating A/B runs: F32 1.77-2.00 ->
+// 1.46-1.67 ms, F16 0.88-1.01 -> 0.74-0.85 ms, with 32 keys ahead instead of 16). Paged pools did
+// not gain: batch-8 paged decode ran ~7% slower split in 3 runs of 3 (its 16-row blocks lie in
+// random order, where no hardware prefetcher runs ahead of either stream).
+// A runtime switch, not a second kernel instance without prefetches: one branch per key costs
+// nothing measurable, a second instance doubled the compile.
 template <class E> struct RowPrefetch {
   const TileRows<E>& rows;
   int64_t kbytes, vbytes;
   int64_t ahead = -1;  // < 0: no prefetch
-  HWY_INLINE void operator()(int64_t j) const {
+  bool split = false;  // value rows asked for in the p·V pass, not while scoring
+  HWY_INLINE void keys(int64_t j) const {
     const int64_t i = j + ahead;
     if (ahead < 0 || i >= rows.n + rows.ahead) return;
     prefetch_l2(rows.k[i], static_cast<size_t>(kbytes));
-    prefetch_l2(rows.v[i], static_cast<size_t>(vbytes));
+    if (!split) prefetch_l2(rows.v[i], static_cast<size_t>(vbytes));
+  }
+  HWY_INLINE void values(int64_t j) const {
+    const int64_t i = j + ahead;
+    if (split && ahead >= 0 && i < rows.n + rows.ahead) prefetch_l2(rows.v[i], static_cast<size_t>(vbytes));
   }
 };
 
 // s[r][j] = dot(q[r], k row j) * scale (* the row's scale) for R rows and keys j < n. Each key row is
 // loaded and converted once for all R rows (GQA: the R query heads of one kv head); keys go KeyStep<R>()
-// at a time so that each q load serves several keys. prefetch(j) runs before key j: memory requests
+// at a time so that each q load serves several keys. prefetch.keys(j) runs before key j: memory requests
 // spread over the loop instead of one burst.
 template <int R, class E>
 HWY_INLINE void Scores(const float* const* HWY_RESTRICT q, const E* const* krow, const float* ks, int64_t n,
@@ -263,7 +279,7 @@ HWY_INLINE void Scores(const float* const* HWY_RESTRICT q, const E* const* krow,
   constexpr int64_t KS = KeyStep<R, E>();
   if (dk % N == 0 && KS > 1) {
     for (; j + KS <= n; j += KS) {
-      TS_UNROLL_ROWS for (int64_t i = 0; i < KS; ++i) prefetch(j + i);
+      TS_UNROLL_ROWS for (int64_t i = 0; i < KS; ++i) prefetch.keys(j + i);
       const E* HWY_RESTRICT k[KS];
       TS_UNROLL_ROWS for (int64_t i = 0; i < KS; ++i) k[i] = krow[j + i];
       VF a[R * KS];
@@ -341,7 +357,7 @@ HWY_INLINE void Scores(const float* const* HWY_RESTRICT q, const E* const* krow,
     // so the kernels of element types with different steps agree (tests/cpu_attention_f8_test.cpp).
     if (dk % N == 0)
       for (; j < n; ++j) {
-        prefetch(j);
+        prefetch.keys(j);
         const E* HWY_RESTRICT k = krow[j];
         VF a[R];
         TS_UNROLL_ROWS for (int r = 0; r < R; ++r) a[r] = hn::Zero(d);
@@ -357,7 +373,7 @@ HWY_INLINE void Scores(const float* const* HWY_RESTRICT q, const E* const* krow,
   }
 #endif
   for (; j < n; ++j) {
-    prefetch(j);
+    prefetch.keys(j);
     const E* HWY_RESTRICT k = krow[j];
     VF a[R], b[R];
     TS_UNROLL_ROWS for (int r = 0; r < R; ++r) a[r] = b[r] = hn::Zero(d);
@@ -385,9 +401,10 @@ HWY_INLINE void Scores(const float* const* HWY_RESTRICT q, const E* const* krow,
 
 // acc[r][c] += sum_j p[r][j] * v row j [c] for R rows; each value row is loaded and converted once
 // for all rows, and the accumulators stay in registers across the keys.
+// prefetch.values(j) runs before key j's first use.
 template <int R, class E>
 HWY_INLINE void AccumulateValues(const float (*HWY_RESTRICT p)[kTile], int64_t n, const E* const* vrow,
-                                 float* const* HWY_RESTRICT acc, int64_t dv) {
+                                 float* const* HWY_RESTRICT acc, int64_t dv, const RowPrefetch<E>& prefetch) {
   const DF d;
   const int64_t N = hn::Lanes(d);
   // AVX-512 FMAs take a weight straight from memory into all lanes (an embedded broadcast, free);
@@ -418,6 +435,7 @@ HWY_INLINE void AccumulateValues(const float (*HWY_RESTRICT p)[kTile], int64_t n
       TS_UNROLL_ROWS for (int r = 0; r < R; ++r)
         TS_UNROLL_ROWS for (int i = 0; i < W; ++i) a[W * r + i] = hn::LoadU(d, acc[r] + c + i * N);
       for (int64_t j = 0; j < n; ++j) {
+        if (c == 0) prefetch.values(j);
         const E* HWY_RESTRICT v = vrow[j] + c;
         VF x[W];
         TS_UNROLL_ROWS for (int i = 0; i + 2 <= W; i += 2) LoadLanes2(d, v + i * N, x[i], x[i + 1]);
@@ -432,6 +450,7 @@ HWY_INLINE void AccumulateValues(const float (*HWY_RESTRICT p)[kTile], int64_t n
         TS_UNROLL_ROWS for (int i = 0; i < W; ++i) hn::StoreU(a[W * r + i], d, acc[r] + c + i * N);
     }
   };
+  (void)wide_passes;  // not called by every row count and target
   if constexpr (R == 4) {
 #if HWY_TARGET <= HWY_AVX3
     wide_passes(std::integral_constant<int, 4>{});
@@ -445,6 +464,7 @@ HWY_INLINE void AccumulateValues(const float (*HWY_RESTRICT p)[kTile], int64_t n
     // Two keys a step: the loop's own instructions (pointer, counter, branch) were a third of it.
     int64_t j = 0;
     for (; j + 2 <= n; j += 2) {
+      if (c == 0) prefetch.values(j), prefetch.values(j + 1);
       const E* HWY_RESTRICT v = vrow[j] + c;
       const E* HWY_RESTRICT w = vrow[j + 1] + c;
       VF v1, v2, w1, w2;
@@ -459,6 +479,7 @@ HWY_INLINE void AccumulateValues(const float (*HWY_RESTRICT p)[kTile], int64_t n
       }
     }
     for (; j < n; ++j) {
+      if (c == 0) prefetch.values(j);
       const E* HWY_RESTRICT v = vrow[j] + c;
       const VF v1 = LoadLanes(d, v), v2 = LoadLanes(d, v + N);
       TS_UNROLL_ROWS for (int r = 0; r < R; ++r) {
@@ -473,6 +494,7 @@ HWY_INLINE void AccumulateValues(const float (*HWY_RESTRICT p)[kTile], int64_t n
     VF a[R];
     TS_UNROLL_ROWS for (int r = 0; r < R; ++r) a[r] = hn::LoadU(d, acc[r] + c);
     for (int64_t j = 0; j < n; ++j) {
+      if (c == 0) prefetch.values(j);
       const VF v = LoadLanes(d, vrow[j] + c);
       TS_UNROLL_ROWS for (int r = 0; r < R; ++r) a[r] = hn::MulAdd(hn::Set(d, p[r][j]), v, a[r]);
     }
@@ -550,7 +572,7 @@ HWY_INLINE void StepRows(const AttnTask& task, const AttnBlock& blk, int64_t fir
     // and no merge of key-split states clears (AttentionRun::run), so the row's output is NaN.
     if (nan) l = std::numeric_limits<float>::quiet_NaN();
   }
-  AccumulateValues<R>(s, n, rows.v + off, acc, dv);
+  AccumulateValues<R>(s, n, rows.v + off, acc, dv, prefetch);
 }
 
 // The tile's rows [ua, ub) (and up to kPrefetchKeys beyond, below `end`) found in place: affine rows,
@@ -712,6 +734,8 @@ void AttendTiles(const AttnTask& task, const AttnBlock& blk, const KvView& kv, f
   };
   TileRows<E> rows;
   bool first = true;
+  const bool paged = kv.paging.table != nullptr;
+  const int64_t ahead = paged ? kPrefetchPaged : kPrefetchAffine;
   for (int64_t t0 = task.j0; t0 < task.j1; t0 += kTile) {
     const int64_t t1 = std::min(t0 + kTile, task.j1);
     // Not structured bindings here or below: lambdas capture them, which clang before 16 refuses.
@@ -724,11 +748,11 @@ void AttendTiles(const AttnTask& task, const AttnBlock& blk, const KvView& kv, f
     } else {
       DirectRows(kv, ua, ub, task.j1, rows);
     }
-    // The rows the in-loop prefetches run ahead of (a task's first kPrefetchKeys), all asked for at
+    // The rows the in-loop prefetches run ahead of (a task's first `ahead`), all asked for at
     // once: one key's work is more instructions than the core looks ahead, so each of their misses
     // would otherwise be waited for alone.
     if (first && rows.in_pool) {
-      for (int64_t i = 0; i < std::min(rows.n, kPrefetchKeys); ++i) {
+      for (int64_t i = 0; i < std::min(rows.n, ahead); ++i) {
         prefetch_l2(rows.k[i], static_cast<size_t>(dk * sizeof(E)));
         prefetch_l2(rows.v[i], static_cast<size_t>(kv.dv * sizeof(E)));
       }
@@ -739,11 +763,11 @@ void AttendTiles(const AttnTask& task, const AttnBlock& blk, const KvView& kv, f
       const std::pair<int64_t, int64_t> range = seen(r0, r1, t0, t1);
       const int64_t a = range.first, b = range.second;
       if (a >= b) continue;
-      // Decode streams K and V: while the first row group scores key j, ask for the rows of key
-      // j + kPrefetchKeys, so the requests spread over the tile instead of arriving in one burst.
+      // Decode streams K and V: while the first row group uses key j, ask for the rows of key
+      // j + ahead, so the requests spread over the tile instead of arriving in one burst.
       const bool ask = r0 == 0 && rows.in_pool;
       const RowPrefetch<E> prefetch{rows, static_cast<int64_t>(dk * sizeof(E)), static_cast<int64_t>(kv.dv * sizeof(E)),
-                                    ask ? a - ua + kPrefetchKeys : -1};
+                                    ask ? a - ua + ahead : -1, !paged};
       StepGroup(task, blk, r0, r1, a, b, rows, a - ua, dk, kv.dv, scale, prefetch);
     }
     if constexpr (std::is_same_v<E, F8E4M3>) {
