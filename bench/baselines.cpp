@@ -4,6 +4,7 @@ namespace ts::bench {
 
 void register_baselines() {
   register_stream_triad();
+  register_stream_read();
   register_fma_peak();
 #if TOUCHSTONE_BENCH_CBLAS
   register_cblas_sgemm();

@@ -3,7 +3,8 @@
 
 Every op benchmark is set against the machine's own limits measured in the same run: memory-bound
 presets (arithmetic intensity below the machine balance, fma_peak / stream_triad) as a fraction of
-the triad bandwidth, compute-bound ones as a fraction of OpenBLAS SGEMM at m512 (and of fma_peak).
+the triad bandwidth (and of a read-only stream's, the ceiling of a kernel that hardly writes, as a
+decode GEMV), compute-bound ones as a fraction of OpenBLAS SGEMM at m512 (and of fma_peak).
 
   ci/bench-summary.py --bench build/bench/touchstone-bench --filter 'gemm/cpu'
   ci/bench-summary.py --json results.json
@@ -67,18 +68,19 @@ def pct(x):
 def summarize(data, out=sys.stdout):
     runs = collapse(data.get("benchmarks", []))
     limits = limits_from_baselines(runs)
-    triad_bw, fma, sgemm, balance = limits.triad, limits.fma, limits.sgemm, limits.balance
+    triad_bw, read_bw, fma, sgemm, balance = limits.triad, limits.read, limits.fma, limits.sgemm, limits.balance
 
     ctx = data.get("context", {})
     print(f"host: {ctx.get('host_name', '?')}, {ctx.get('num_cpus', '?')} cpus, "
           f"backends {ctx.get('touchstone_backends', '?')}", file=out)
-    print("baselines: triad {} GB/s, fma peak {} GFLOP/s, cblas sgemm m512 {} GFLOP/s, balance {} FLOP/byte".format(
-        f"{triad_bw / 1e9:.1f}" if triad_bw else "n/a", f"{fma / 1e9:.1f}" if fma else "n/a",
+    print("baselines: triad {} GB/s, read {} GB/s, fma peak {} GFLOP/s, cblas sgemm m512 {} GFLOP/s, balance {} FLOP/byte".format(
+        f"{triad_bw / 1e9:.1f}" if triad_bw else "n/a", f"{read_bw / 1e9:.1f}" if read_bw else "n/a",
+        f"{fma / 1e9:.1f}" if fma else "n/a",
         f"{sgemm / 1e9:.1f}" if sgemm else "n/a", f"{balance:.1f}" if balance else "n/a"), file=out)
     print(file=out)
 
     w = max([len(n) for n in runs] + [len("benchmark")])
-    header = f"{'benchmark':<{w}} {'time':>10} {'GB/s':>8} {'GFLOP/s':>9} {'bound':>7} {'of triad':>8} {'of sgemm':>8} {'of peak':>8}"
+    header = f"{'benchmark':<{w}} {'time':>10} {'GB/s':>8} {'GFLOP/s':>9} {'bound':>7} {'of triad':>8} {'of read':>8} {'of sgemm':>8} {'of peak':>8}"
     print(header, file=out)
     print("-" * len(header), file=out)
     skipped = []
@@ -89,13 +91,13 @@ def summarize(data, out=sys.stdout):
         bw = number(r, "bytes_per_second")
         fl = number(r, "flops")
         t = seconds(r)
-        bound, of_triad, of_sgemm, of_peak = "", None, None, None
+        bound, of_triad, of_read, of_sgemm, of_peak = "", None, None, None, None
         if not name.startswith("baseline/"):
             f = classify(r, limits)
-            bound, of_triad, of_sgemm, of_peak = f.bound, f.of_triad, f.of_sgemm, f.of_peak
+            bound, of_triad, of_read, of_sgemm, of_peak = f.bound, f.of_triad, f.of_read, f.of_sgemm, f.of_peak
         tstr = f"{t * 1e3:.3f} ms" if t >= 1e-3 else f"{t * 1e6:.1f} us"
         print(f"{name:<{w}} {tstr:>10} {bw / 1e9:>8.2f} {fl / 1e9:>9.2f} {bound:>7} {pct(of_triad):>8} "
-              f"{pct(of_sgemm):>8} {pct(of_peak):>8}", file=out)
+              f"{pct(of_read):>8} {pct(of_sgemm):>8} {pct(of_peak):>8}", file=out)
     failed = [(n, why) for n, why in skipped if not why.startswith(SKIP_PREFIXES)]
     skipped = [(n, why) for n, why in skipped if why.startswith(SKIP_PREFIXES)]
     for title, rows in (("skipped", skipped), ("FAILED", failed)):

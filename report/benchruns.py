@@ -21,11 +21,12 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 TRIAD = "baseline/stream_triad"
+READ = "baseline/stream_read"  # a read-only stream: the ceiling of kernels that read and hardly write
 FMA = "baseline/fma_peak"
 SGEMM_PRESET = "m512_n4096_k4096"
 SGEMM = "baseline/cblas_sgemm/" + SGEMM_PRESET
 CLBLAST_SGEMM = "baseline/clblast_sgemm/" + SGEMM_PRESET
-BASELINE_FILTER = "^baseline/(stream_triad|fma_peak|cblas_sgemm/m512_n4096_k4096)"
+BASELINE_FILTER = "^baseline/(stream_triad|stream_read|fma_peak|cblas_sgemm/m512_n4096_k4096)"
 # Reasons touchstone-bench gives for a benchmark that cannot run here, as opposed to one that failed.
 SKIP_PREFIXES = ("unsupported: ", "backend unavailable: ", "unavailable: ")
 RECORD_FORMAT = 1
@@ -112,6 +113,7 @@ class Limits:
     """The machine's limits, in bytes/s and flop/s; None where the run did not measure one."""
     triad: Optional[float] = None
     fma: Optional[float] = None
+    read: Optional[float] = None     # read-only stream, where the run measured it (not in records)
     sgemm: Optional[float] = None    # OpenBLAS SGEMM at m512: the compute-bound figures' yardstick
     clblast: Optional[float] = None  # CLBlast SGEMM at m512 on the OpenCL device, where built
     source: str = "baselines"        # "record" when a bench record's own limits were used
@@ -123,7 +125,8 @@ class Limits:
 
 def limits_from_baselines(rows):
     return Limits(triad=rate(rows, TRIAD, "bytes_per_second"), fma=rate(rows, FMA, "flops"),
-                  sgemm=rate(rows, SGEMM, "flops"), clblast=rate(rows, CLBLAST_SGEMM, "flops"))
+                  read=rate(rows, READ, "bytes_per_second"), sgemm=rate(rows, SGEMM, "flops"),
+                  clblast=rate(rows, CLBLAST_SGEMM, "flops"))
 
 
 @dataclass
@@ -134,6 +137,7 @@ class Figure:
     of_triad: Optional[float]
     of_sgemm: Optional[float]
     of_peak: Optional[float]
+    of_read: Optional[float] = None  # memory-bound figures: of the read-only stream, where measured
 
     @property
     def normalised(self):
@@ -150,7 +154,8 @@ def classify(row, limits, bytes_per_second=None, flops=None):
     of_triad = bw / limits.triad if limits.triad and bw and bound != "compute" else None
     of_sgemm = fl / limits.sgemm if limits.sgemm and fl and bound != "mem" else None
     of_peak = fl / limits.fma if limits.fma and fl else None
-    return Figure(bound, intensity, of_triad, of_sgemm, of_peak)
+    of_read = bw / limits.read if limits.read and bw and bound != "compute" else None
+    return Figure(bound, intensity, of_triad, of_sgemm, of_peak, of_read)
 
 
 def normalised_reps(row, limits):
