@@ -3,7 +3,6 @@
 #include <cblas.h>
 
 #include <chrono>
-#include <exception>
 
 #include <fmt/format.h>
 
@@ -25,17 +24,13 @@ void sgemm(const SgemmShape& s, TensorMap& io) {
 }
 
 void cblas_bench(benchmark::State& state, const SgemmShape& s, const std::string& key) {
-  CblasSetup* setup = nullptr;
-  try {
-    setup = &setup_once<CblasSetup>(key, [&] {
-      auto c = std::make_unique<CblasSetup>();
-      c->io = sgemm_inputs(s, 1);
-      sgemm(s, c->io);  // warm-up: OpenBLAS starts its thread pool on first use
-      return c;
-    });
-  } catch (const std::exception& e) {
-    return state.SkipWithError(fmt::format("setup failed: {}", e.what()).c_str());
-  }
+  CblasSetup* setup = setup_or_skip<CblasSetup>(state, key, [&] {
+    auto c = std::make_unique<CblasSetup>();
+    c->io = sgemm_inputs(s, 1);
+    sgemm(s, c->io);  // warm-up: OpenBLAS starts its thread pool on first use
+    return c;
+  });
+  if (!setup) return;
   TensorMap& io = setup->io;
   for (auto _ : state) {
     const auto t0 = std::chrono::steady_clock::now();

@@ -112,12 +112,8 @@ void clblast_bench(benchmark::State& state, const SgemmShape& shape, const std::
   std::string why;
   ocl::Runtime* rt = runtime(why);
   if (!rt) return state.SkipWithError(("unavailable: " + why).c_str());
-  ClblastSetup* s = nullptr;
-  try {
-    s = &setup_once<ClblastSetup>(key, [&] { return make_setup(shape, *rt); });
-  } catch (const std::exception& e) {
-    return state.SkipWithError(fmt::format("setup failed: {}", e.what()).c_str());
-  }
+  ClblastSetup* s = setup_or_skip<ClblastSetup>(state, key, [&] { return make_setup(shape, *rt); });
+  if (!s) return;
   for (auto _ : state) {
     try {
       state.SetIterationTime(s->run());

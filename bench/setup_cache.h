@@ -3,8 +3,13 @@
 // once per repetition). The expensive setup (generated inputs, uploads, warm-up) is kept in one slot
 // across those calls and freed when another benchmark starts, so one benchmark's buffers are alive at
 // a time.
+#include <exception>
 #include <memory>
+#include <new>
 #include <string>
+#include <utility>
+
+#include <benchmark/benchmark.h>
 
 namespace ts::bench {
 
@@ -26,6 +31,19 @@ template <class T, class Make> T& setup_once(const std::string& key, Make&& make
   T& ref = *made;
   keep_setup(key, std::move(made));
   return ref;
+}
+
+// setup_once inside a benchmark function: where make() throws, the benchmark is marked failed with
+// "setup failed: <why>" (Google Benchmark goes on with the next one) and nullptr returned.
+template <class T, class Make> T* setup_or_skip(benchmark::State& state, const std::string& key, Make&& make) {
+  try {
+    return &setup_once<T>(key, std::forward<Make>(make));
+  } catch (const std::bad_alloc&) {
+    state.SkipWithError(("setup failed: out of memory for " + key).c_str());
+  } catch (const std::exception& e) {
+    state.SkipWithError((std::string("setup failed: ") + e.what()).c_str());
+  }
+  return nullptr;
 }
 
 }  // namespace ts::bench

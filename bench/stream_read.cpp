@@ -43,9 +43,7 @@ HWY_AFTER_NAMESPACE();
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <exception>
 #include <memory>
-#include <new>
 #include <vector>
 
 #include "bench/all_cores.h"
@@ -83,14 +81,8 @@ std::unique_ptr<ReadSetup> make_setup() {
 }
 
 void stream_read(benchmark::State& state) {
-  ReadSetup* s = nullptr;
-  try {
-    s = &setup_once<ReadSetup>("baseline/stream_read", make_setup);
-  } catch (const std::bad_alloc&) {
-    return state.SkipWithError("setup failed: cannot allocate 256 MiB");
-  } catch (const std::exception& e) {
-    return state.SkipWithError(fmt::format("setup failed: {}", e.what()).c_str());
-  }
+  ReadSetup* s = setup_or_skip<ReadSetup>(state, "baseline/stream_read", make_setup);
+  if (!s) return;
   std::vector<uint32_t> sums(static_cast<size_t>(s->workers));
   for (auto _ : state) {
     const double secs = timed_on_all_cores(s->workers, [&](int w) {

@@ -3,9 +3,7 @@
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
-#include <exception>
 #include <memory>
-#include <new>
 #include <vector>
 
 #include "core/tensor.h"
@@ -53,14 +51,8 @@ std::unique_ptr<TriadSetup> make_setup() {
 }
 
 void stream_triad(benchmark::State& state) {
-  TriadSetup* s = nullptr;
-  try {
-    s = &setup_once<TriadSetup>("baseline/stream_triad", make_setup);
-  } catch (const std::bad_alloc&) {
-    return state.SkipWithError("setup failed: cannot allocate 3 x 128 MiB");
-  } catch (const std::exception& e) {
-    return state.SkipWithError(fmt::format("setup failed: {}", e.what()).c_str());
-  }
+  TriadSetup* s = setup_or_skip<TriadSetup>(state, "baseline/stream_triad", make_setup);
+  if (!s) return;
   for (auto _ : state) {
     const double secs = timed_on_all_cores(s->workers, [&](int w) {
       triad(s->a.get(), s->b.get(), s->c.get(), kScalar, share(kCount, w, s->workers, kLine));
