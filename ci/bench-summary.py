@@ -3,8 +3,9 @@
 
 Every op benchmark is set against the machine's own limits measured in the same run: memory-bound
 presets (arithmetic intensity below the machine balance, fma_peak / stream_triad) as a fraction of
-the triad bandwidth (and of a read-only stream's, the ceiling of a kernel that hardly writes, as a
-decode GEMV), compute-bound ones as a fraction of OpenBLAS SGEMM at m512 (and of fma_peak).
+the triad bandwidth (and of a read-only stream's, the roof of a kernel that hardly writes, as a
+decode GEMV), compute-bound ones as a fraction of OpenBLAS SGEMM at m512 (and of fma_peak). With
+repetitions, `reps` gives the range of the repetitions' own fractions (of triad or of sgemm).
 
   ci/bench-summary.py --bench build/bench/touchstone-bench --filter 'gemm/cpu'
   ci/bench-summary.py --json results.json
@@ -28,7 +29,7 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source (or install) tree
 _here = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.join(_here, "..", "report"), os.path.join(_here, "report")]
 from benchruns import (BASELINE_FILTER, SKIP_PREFIXES, classify, collapse, limits_from_baselines,  # noqa: E402
-                       number, seconds)
+                       normalised_reps, number, seconds)
 
 
 def default_bench():
@@ -80,7 +81,7 @@ def summarize(data, out=sys.stdout):
     print(file=out)
 
     w = max([len(n) for n in runs] + [len("benchmark")])
-    header = f"{'benchmark':<{w}} {'time':>10} {'GB/s':>8} {'GFLOP/s':>9} {'bound':>7} {'of triad':>8} {'of read':>8} {'of sgemm':>8} {'of peak':>8}"
+    header = f"{'benchmark':<{w}} {'time':>10} {'GB/s':>8} {'GFLOP/s':>9} {'bound':>7} {'of triad':>8} {'of read':>8} {'of sgemm':>8} {'of peak':>8} {'reps':>9}"
     print(header, file=out)
     print("-" * len(header), file=out)
     skipped = []
@@ -91,13 +92,18 @@ def summarize(data, out=sys.stdout):
         bw = number(r, "bytes_per_second")
         fl = number(r, "flops")
         t = seconds(r)
-        bound, of_triad, of_read, of_sgemm, of_peak = "", None, None, None, None
+        bound, of_triad, of_read, of_sgemm, of_peak, spread = "", None, None, None, None, ""
         if not name.startswith("baseline/"):
+            # The range of the repetitions' own figures (of triad or of sgemm, against the run's
+            # median limits): how far one repetition strays from the median above it.
+            reps = normalised_reps(r, limits)
+            if len(reps) > 1:
+                spread = f"{100 * min(reps):.0f}-{100 * max(reps):.0f}%"
             f = classify(r, limits)
             bound, of_triad, of_read, of_sgemm, of_peak = f.bound, f.of_triad, f.of_read, f.of_sgemm, f.of_peak
         tstr = f"{t * 1e3:.3f} ms" if t >= 1e-3 else f"{t * 1e6:.1f} us"
         print(f"{name:<{w}} {tstr:>10} {bw / 1e9:>8.2f} {fl / 1e9:>9.2f} {bound:>7} {pct(of_triad):>8} "
-              f"{pct(of_read):>8} {pct(of_sgemm):>8} {pct(of_peak):>8}", file=out)
+              f"{pct(of_read):>8} {pct(of_sgemm):>8} {pct(of_peak):>8} {spread:>9}", file=out)
     failed = [(n, why) for n, why in skipped if not why.startswith(SKIP_PREFIXES)]
     skipped = [(n, why) for n, why in skipped if why.startswith(SKIP_PREFIXES)]
     for title, rows in (("skipped", skipped), ("FAILED", failed)):
