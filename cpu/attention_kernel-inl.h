@@ -576,9 +576,11 @@ HWY_INLINE void StepRows(const AttnTask& task, const AttnBlock& blk, int64_t fir
   AccumulateValues<R>(s, n, rows.v + off, acc, dv, prefetch);
 }
 
-// The tile's rows [ua, ub) (and up to kPrefetchKeys beyond, below `end`) found in place: affine rows,
-// or a ferrum pool's, whose rows inside a block are contiguous and whose block the table gives.
-template <class T> void DirectRows(const KvView& kv, int64_t ua, int64_t ub, int64_t end, TileRows<T>& rows) {
+// The tile's rows [ua, ub) (and up to `ahead` <= kPrefetchKeys beyond, below `end`: the ones the
+// prefetches will ask for) found in place: affine rows, or a ferrum pool's, whose rows inside a block
+// are contiguous and whose block the table gives.
+template <class T>
+void DirectRows(const KvView& kv, int64_t ua, int64_t ub, int64_t end, int64_t ahead, TileRows<T>& rows) {
   const KvPaging& pg = kv.paging;
   const T* k = static_cast<const T*>(kv.k1);
   // MLA without a second key segment: values are the key rows' first dv elements.
@@ -588,7 +590,7 @@ template <class T> void DirectRows(const KvView& kv, int64_t ua, int64_t ub, int
   constexpr bool f8 = std::is_same_v<T, F8E4M3>;
   const float unscale = f8 ? kF8Unscale : 1.0f;
   rows.n = ub - ua;
-  rows.ahead = std::min(end, ub + kPrefetchKeys) - ub;
+  rows.ahead = std::min(end, ub + ahead) - ub;
   rows.scaled = pg.k_scale || pg.v_scale || f8;
   rows.in_pool = true;
   const int64_t count = rows.n + rows.ahead;
@@ -745,9 +747,9 @@ void AttendTiles(const AttnTask& task, const AttnBlock& blk, const KvView& kv, f
     if (ua >= ub) continue;
     if constexpr (std::is_same_v<E, float>) {
       if (gathered) GatheredRows(dt, kv, ua, ub, rows);
-      else DirectRows(kv, ua, ub, task.j1, rows);
+      else DirectRows(kv, ua, ub, task.j1, ahead, rows);
     } else {
-      DirectRows(kv, ua, ub, task.j1, rows);
+      DirectRows(kv, ua, ub, task.j1, ahead, rows);
     }
     // The rows the in-loop prefetches run ahead of (a task's first `ahead`), all asked for at
     // once: one key's work is more instructions than the core looks ahead, so each of their misses
