@@ -14,6 +14,7 @@
 #include "bench/op_benches.h"
 #include "bench/options.h"
 #include "bench/setup_cache.h"
+#include "bench/stable_names.h"
 #include "core/backend.h"
 #include "core/error.h"
 
@@ -56,14 +57,14 @@ int main(int argc, char** argv) {
     }
   }
 
+  size_t ran = 0;
   try {
     ts::bench::register_baselines();
-    ts::bench::register_op_benchmarks(o);
+    ran = ts::bench::run_with_stable_names(o, ts::bench::register_op_benchmarks(o));
   } catch (const std::exception& e) {
     std::cerr << "touchstone-bench: " << e.what() << "\n";
     return 1;
   }
-  const size_t ran = benchmark::RunSpecifiedBenchmarks();
   ts::bench::release_setup();  // before static destruction takes the backends away
   benchmark::Shutdown();
   return ran == 0 ? 1 : 0;  // a filter that matches nothing is a mistake, as in the conformance matrix

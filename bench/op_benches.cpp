@@ -77,8 +77,8 @@ void run(benchmark::State& state, const OpBench& ob) {
 
 }  // namespace
 
-int register_op_benchmarks(const Options& o) {
-  int count = 0;
+std::vector<std::string> register_op_benchmarks(const Options& o) {
+  std::vector<std::string> capped;
   const IterationCap cap(o);
   const auto backends = backend_names();
   for (const Op* op : all_ops())
@@ -92,11 +92,13 @@ int register_op_benchmarks(const Options& o) {
           auto* b = benchmark::RegisterBenchmark(ob.name.c_str(), [ob](benchmark::State& st) { run(st, ob); })
                         ->UseManualTime()
                         ->Unit(benchmark::kMicrosecond);
-          if (cap.applies(ob)) b->Iterations(o.cold_iterations);
-          ++count;
+          if (cap.applies(ob)) {
+            b->Iterations(o.cold_iterations);
+            capped.push_back(ob.name + "/manual_time");
+          }
         }
     }
-  return count;
+  return capped;
 }
 
 }  // namespace ts::bench

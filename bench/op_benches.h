@@ -3,6 +3,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "bench/options.h"
 #include "bench/setup_cache.h"
@@ -39,7 +40,8 @@ OpSetup& set_up(const OpBench& ob);
 
 // Registers <op>/<backend>/<preset>/<dtype> for every op in the catalog and every registered backend
 // (the reference only with --include-reference). Backends are created only when a benchmark of
-// theirs runs, so a filter that excludes a backend never initializes its device.
-int register_op_benchmarks(const Options& o);  // how many were registered
+// theirs runs, so a filter that excludes a backend never initializes its device. Returns the listed
+// names (".../manual_time") of those the iteration cap gave a fixed iteration count.
+std::vector<std::string> register_op_benchmarks(const Options& o);
 
 }  // namespace ts::bench

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <string_view>
 
 #include <benchmark/benchmark.h>
 
@@ -36,6 +37,11 @@ uint64_t parse_unsigned(const std::string& flag, const std::string& s) {
   return v;
 }
 
+// `a` is `flag` followed by a value: the value into `into`.
+void take_value(const std::string& a, std::string_view flag, std::string& into) {
+  if (a.rfind(flag, 0) == 0) into = a.substr(flag.size());
+}
+
 }  // namespace
 
 Options take_options(int& argc, char** argv) {
@@ -58,6 +64,12 @@ Options take_options(int& argc, char** argv) {
     } else {
       if (a.rfind("--benchmark_min_time=", 0) == 0) o.min_time = std::atof(a.c_str() + 21);  // it checks the value
       if (a == "--benchmark_list_tests" || a == "--benchmark_list_tests=true") o.listing = true;
+      take_value(a, "--benchmark_format=", o.format);
+      take_value(a, "--benchmark_out=", o.out);
+      take_value(a, "--benchmark_out_format=", o.out_format);
+      take_value(a, "--benchmark_color=", o.color);
+      if (a == "--benchmark_color") o.color = "true";
+      if (a == "--benchmark_counters_tabular" || a == "--benchmark_counters_tabular=true") o.counters_tabular = true;
       argv[kept++] = argv[i];  // Google Benchmark's, or unknown: it reports those
     }
   }
@@ -80,7 +92,8 @@ void print_help() {
       "  --cold-iterations=N   at most N iterations per repetition of an op that, timed once before the\n"
       "                        run, would need more than N to fill --benchmark_min_time (default 30; 0:\n"
       "                        no cap). Each iteration pays a cache flush of milliseconds: a microsecond\n"
-      "                        op would otherwise run ~10^5 of them. Capped names end in /iterations:N\n"
+      "                        op would otherwise run ~10^5 of them. A capped benchmark keeps the name\n"
+      "                        --benchmark_list_tests prints (no /iterations:N), on any machine\n"
       "\n"
       "Google Benchmark flags (e.g. --benchmark_filter=gemm/cpu --benchmark_format=json):\n");
   benchmark::PrintDefaultHelp();

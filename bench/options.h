@@ -1,6 +1,7 @@
 #pragma once
 // touchstone-bench's own flags, read (and removed from argv) before Google Benchmark sees the rest.
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "core/dtype.h"
@@ -18,6 +19,13 @@ struct Options {
   // Read (not removed) from Google Benchmark's flags, for the cap's decision.
   double min_time = 0.5;     // --benchmark_min_time (Google Benchmark 1.7's default)
   bool listing = false;      // --benchmark_list_tests: nothing runs, so nothing is probed
+  // Read (not removed) too: the report formats, for the reporters that keep names still
+  // (stable_names.h). Google Benchmark's defaults.
+  std::string format = "console";      // --benchmark_format
+  std::string out;                     // --benchmark_out
+  std::string out_format = "json";     // --benchmark_out_format
+  std::string color = "auto";          // --benchmark_color
+  bool counters_tabular = false;       // --benchmark_counters_tabular
 };
 
 // Takes --include-reference, --dtypes=F32,F16|all, --seed=N, --warm-cache and --cold-iterations=N out of

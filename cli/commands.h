@@ -9,6 +9,7 @@ int cmd_list(const std::vector<std::string>& argv);
 int cmd_run(const std::vector<std::string>& argv);
 int cmd_check(const std::vector<std::string>& argv);
 int cmd_matrix(const std::vector<std::string>& argv);
+int cmd_catalog(const std::vector<std::string>& argv);
 int cmd_cases(const std::vector<std::string>& argv);
 int cmd_gen(const std::vector<std::string>& argv);
 int cmd_golden(const std::vector<std::string>& argv);

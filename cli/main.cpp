@@ -19,6 +19,8 @@ constexpr const char* kUsage = R"(usage: touchstone <command> [options]
   matrix [--backend NAME] [--op NAME] [--tier smoke|ci|full]
                                           run the conformance cases; print op x backend pass counts
   cases [--op NAME] [--tier smoke|ci|full] the conformance cases and benchmark presets of each op
+  catalog [--check FILE | --update FILE]  every op's tensors, parameters and tolerances from its
+                                          description: docs/catalog.md's generated half
   gen OP CASE --out FILE [--dtype F32|F16|BF16] [--seed N]
                                           write a generated case (inputs + expected.*) as a case file
   run CASE --backend NAME --out OUT [--device D]
@@ -64,6 +66,7 @@ int main(int argc, char** argv) {
     using namespace ts::cli;
     if (cmd == "list") return cmd_list(args);
     if (cmd == "cases") return cmd_cases(args);
+    if (cmd == "catalog") return cmd_catalog(args);
     if (cmd == "matrix") return cmd_matrix(args);
     if (cmd == "gen") return cmd_gen(args);
     if (cmd == "run") return cmd_run(args);
