@@ -28,7 +28,7 @@ echo "== benchmarks (short pass) =="
 # those, the figures' presets only: Q4_K and Q8_0 decode, Q4_K prefill, GPTQ decode). Measured: a Q6_K
 # decode preset takes 16-19 s whether it runs 30 iterations or 1, so generation, not iterations, is the
 # cost. The moe expert GEMV / GEMM presets are quantized expert stacks of whole models (a minute each
-# to generate, Mixtral's several): of those, issue 11's two figure presets only. Microsecond ops (the moe routing ops) run at most touchstone-bench's --cold-iterations per
+# to generate, Mixtral's several): of those, the two moe figure presets only. Microsecond ops (the moe routing ops) run at most touchstone-bench's --cold-iterations per
 # repetition, so they are in.
 bench=build/bench/touchstone-bench
 cpu_ops=$("$bench" --benchmark_list_tests --benchmark_filter='/cpu/' | cut -d/ -f1 | sort -u |

@@ -22,7 +22,7 @@ namespace ts::cpu {
 namespace {
 // Key range per task when a block has few query rows (decode). Each task starts cold (its first
 // rows are waited for, not prefetched during earlier work), so fewer, longer tasks wait less; 1024
-// still leaves 32 tasks for one sequence of 8 kv heads at 4096 keys. Against 512 (Zen 4, session 13,
+// still leaves 32 tasks for one sequence of 8 kv heads at 4096 keys. Against 512 (Zen 4, 2026-11-25,
 // ci/bench-ab.py, 16 alternating rounds each): paged decode b8 ctx4096 F16 0.951x the time (faster in
 // 14 of 16 rounds), kv_paged ctx4096 F16 0.83x and 0.95x (13 and 11 of 16), I8 0.94x (12 of 16);
 // flash decode unchanged (1.01x, 1.03x).

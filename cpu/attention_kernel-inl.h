@@ -242,7 +242,7 @@ template <class E> struct TileRows {
 // the rows are read in place: the key row in keys(j), run while scores are computed, and the value
 // row there too, or, split, in values(j), run in the p·V pass. Affine views split: asked for while
 // scoring, a tile's value rows had all arrived before its p·V pass, which then left the memory bus
-// idle (Zen 4, session 13, cold flash decode ctx4096 against both streams 16 keys ahead while
+// idle (Zen 4, 2026-11-25, cold flash decode ctx4096 against both streams 16 keys ahead while
 // scoring, ci/bench-ab.py over 20 alternating rounds: F32 0.79x the time, faster in 19 of 20; F16
 // 0.97x, 12 of 20, within the noise: its compute takes about as long as its reads). Paged pools did
 // not gain: batch-8 paged decode ran 5-10% slower split in 5 A/B runs of 5 (a guess at why: its

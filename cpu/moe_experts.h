@@ -1,5 +1,5 @@
 #pragma once
-// The cpu's one expert-GEMV engine for the moe family (issue 11). Every expert GEMV / GEMM op is an
+// The cpu's one expert-GEMV engine for the moe family. Every expert GEMV / GEMM op is an
 // adapter that says, per (token, slot) pair, where its activation row starts in `a`, which expert it
 // runs and which output row it writes (a Site); the engine does the rest once:
 //   - each distinct activation row is widened (and, for the decode GEMV of GGUF experts, quantized to

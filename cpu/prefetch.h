@@ -6,14 +6,14 @@
 namespace ts::cpu {
 
 // Asks for every cache line of [p, p + bytes) into L2 (prefetcht1 on x86), not L1: the kernels
-// stream each byte once, and on a Zen 4 (2 cores, measured session 11) L1 prefetches (prefetcht0,
+// stream each byte once, and on a Zen 4 (2 cores, measured 2026-11-24) L1 prefetches (prefetcht0,
 // prefetchnta) kept fewer lines in flight: the GGUF decode GEMVs read 16-30% slower with them, a paged
 // F16 decode 1.5x slower. Prefetches never fault, so p may run past the end of a buffer.
 inline void prefetch_l2(const void* p, size_t bytes) {
   const char* c = static_cast<const char*>(p);
   for (size_t off = 0; off < bytes; off += 64) __builtin_prefetch(c + off, 0, 2);
   // GCC models a prefetch as free of side effects, so a function that only prefetches counts as
-  // pure and its calls are deleted (session 1's prefetching never reached the binary). An empty
+  // pure and its calls are deleted (an early version's prefetching never reached the binary). An empty
   // volatile asm is a side effect: the calls, and so the prefetches, stay.
   asm volatile("");
 }

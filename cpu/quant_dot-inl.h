@@ -752,11 +752,11 @@ HWY_INLINE void DotQ8Pair(K, const uint8_t* b, int64_t blk, const ActQ8K* a, VF*
 // The weights ahead of the ones about to be read (`bytes` of them, from `at` + kPrefetchAhead), into
 // L2: one stream per thread is not enough for the hardware prefetchers to keep the memory bus busy.
 // (Past a row's end this reads the next row, or past the matrix: prefetches never fault.)
-// Measured on a Zen 3 (session 8, quiet, m1_n4096_k14336, L1 prefetches): without any, Q4_K and Q8_0
+// Measured on a Zen 3 (2026-11-24, quiet, m1_n4096_k14336, L1 prefetches): without any, Q4_K and Q8_0
 // read ~25% slower; 1024, 4096 or 8192 bytes ahead were within the noise of 2048. Reading 2 weight
 // rows per pass (more streams, as the F32 GEMV's 4) made Q4_0 / Q4_1 ~30% slower and Q4_K ~20% (more
 // live registers, spills), Q8_0 no faster; one contiguous half per thread instead of 64 tasks, no
-// faster. On a Zen 4 (session 11, cold, 5 alternating rounds, min / median us), L2 prefetches 8 KiB
+// faster. On a Zen 4 (2026-11-24, cold, 5 alternating rounds, min / median us), L2 prefetches 8 KiB
 // ahead against L1 prefetches 2 KiB ahead: Q4_K 1120 / 1155 -> 782 / 904, Q8_0 1979 / 2093 -> 1537 /
 // 1759, Q4_0 1106 / 1270 -> 864 / 1019; 4, 16 and 32 KiB ahead (L2) and 8 KiB (L1) were slower.
 inline constexpr int64_t kPrefetchAhead = 8192;

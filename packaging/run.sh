@@ -5,7 +5,7 @@
 # and coreutils (python3, when there, adds the benchmark summary table).
 #
 #   bash run.sh [--tier smoke|ci|full] [--results DIR] [--require B1,B2] [--backends B1,B2]
-#               [--no-bench] [--bench-filter REGEX] [--min-time SECONDS]
+#               [--no-bench | --no-matrix] [--bench-filter REGEX] [--min-time SECONDS]
 #
 # A backend whose driver is missing is reported unavailable, not failed, unless --require names it.
 # Exit 1 when a slice of the matrix fails, a required backend is unavailable or the benchmarks error.
@@ -16,6 +16,7 @@ start=$(date +%s.%N)
 tier=ci
 results=""
 bench=1
+matrix=1
 # The decode presets CI times on opencl and vulkan (ci/main-job.sh), on cpu too, and the machine
 # limits the summary sets them against (triad, FMA peak, SGEMM at m512; CLBlast at the same shape).
 bench_filter='^(gemm|rms_norm|flash_attention)/(cpu|opencl|vulkan)/(m1_n4096_k4096|t512_d4096|decode_h32_kv8_hd128_ctx4096)/|^baseline/(stream_triad|fma_peak|cblas_sgemm/m512_n4096_k4096|clblast_sgemm/(m1|m512)_n4096_k4096)'
@@ -29,6 +30,7 @@ while [ $# -gt 0 ]; do
     --require) export TOUCHSTONE_REQUIRE_BACKENDS=${2:?}; shift ;;
     --backends) only=${2:?}; shift ;;
     --no-bench) bench=0 ;;
+    --no-matrix) matrix=0 ;;
     --bench-filter) bench_filter=${2:?}; shift ;;
     --min-time) min_time=${2:?}; shift ;;
     -h|--help) usage ;;
@@ -70,9 +72,9 @@ for b in ${TOUCHSTONE_REQUIRE_BACKENDS//,/ }; do
   if ! grep -q "^$b: " "$results/backends.txt"; then status=1; say "  $b: FAILED  required, but not a backend of this bundle"; fi
 done
 
-say "conformance matrix, tier $tier:"
+[ "$matrix" = 1 ] && say "conformance matrix, tier $tier:"
 for b in $(sed -n 's/^\([a-z0-9_]*\): .*/\1/p' "$results/backends.txt"); do
-  if [ -n "$only" ] && [[ ",$only," != *",$b,"* ]]; then continue; fi
+  if [ "$matrix" = 0 ] || { [ -n "$only" ] && [[ ",$only," != *",$b,"* ]]; }; then continue; fi
   log="$results/conformance-$b.txt"
   touchstone-conformance --backend="$b" --tier="$tier" --failures="$results/failures" \
     --gtest_output="json:$results/conformance-$b.json" >"$log" 2>&1

@@ -1,5 +1,5 @@
 // Bad input to the quant family's GEMMs: every malformed case is one line naming the tensor or
-// parameter and what was expected (OPS.md, issue 9 "Bad input"). And gemm_quant_fused is exactly its
+// parameter and what was expected (the catalog, "Bad input" of the quant family). And gemm_quant_fused is exactly its
 // parts: on every backend, each part's columns equal, bit for bit, that backend's gemm_quant of the part.
 #include <iostream>
 

@@ -1,4 +1,4 @@
-// The one expert-GEMV kernel of the moe family (issue 11): gemv_quant_moe_id, _offset, _batched and the
+// The one expert-GEMV kernel of the moe family: gemv_quant_moe_id, _offset, _batched and the
 // fused gate + up + SiLU (+ _batched) differ only in how pair p finds its activation row, its expert
 // and its output row, so they are this kernel with an addressing view in its arguments:
 //   activation row  a[a_off + (p / top_k) * outer + (p % top_k) * inner ..]   (strided ops: top_k 1)

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# One prepared run on a GPU host, from bundles built elsewhere (`cpack` in a build tree; packaging/):
+#  1. the device backends' slice of the conformance matrix from the bundle under test, the Vulkan
+#     validation layer on (run.sh --no-bench);
+#  2. the device roofs and the decode presets from it (run.sh's benchmark pass and summary);
+#  3. with --base-bench, A/B rounds of the presets --ab-filter names between that touchstone-bench (an
+#     earlier commit's, built with the same toolchain: it runs on the bundle's libraries) and the
+#     bundle's, alternating which goes first (ci/bench-ab.py), so that a change is judged on the same
+#     device in the same run. A gzipped binary is taken as it is.
+# Every result lands in --results (text and JSON); a step that runs past its time limit is cut and
+# said so, and the next one still runs.
+#
+#   bash ci/gpu-run.sh --bundle NEW.tar.gz --results DIR [--base-bench OLD-touchstone-bench[.gz]] [--tier smoke|ci|full]
+#        [--bench-filter REGEX] [--ab-filter REGEX] [--rounds N] [--limit-s SECONDS]
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+bundle="" base="" results="" tier=ci rounds=2 limit=240
+bench_filter='^baseline/(device_read|device_copy|device_fma|clblast_sgemm/m1_n4096_k4096)|^(gemm_quant|gemm_gptq|gemm_awq|flash_attention|kv_paged_decode_attention|paged_decode_attention|gemv_quant_moe_id_gate_up_silu|paged_varlen_attention)/(opencl|vulkan)/(Q[0-9]_[0-9K]+_m1_n4096_k14336|b[48]_g128_m1_n4096_k4096|g128_m1_n4096_k4096|decode_h32_kv8_hd128_ctx4096|llama3_8b_ctx4096_(F16|I8|F8_E4M3)|llama3_8b_b8_ctx4096|qwen3_30b_a3b_Q4_K_b1|llama3_8b_mixed7)/'
+ab_filter='^gemm_quant/vulkan/Q[0-9]_[0-9K]+_m1_n4096_k14336/'
+usage() { sed -n 's/^#   //p;s/^#        //p' "$0" >&2; exit 1; }
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --bundle) bundle=${2:?}; shift ;;
+    --base-bench) base=${2:?}; shift ;;
+    --results) results=${2:?}; shift ;;
+    --tier) tier=${2:?}; shift ;;
+    --bench-filter) bench_filter=${2:?}; shift ;;
+    --ab-filter) ab_filter=${2:?}; shift ;;
+    --rounds) rounds=${2:?}; shift ;;
+    --limit-s) limit=${2:?}; shift ;;
+    -h|--help) usage ;;
+    *) echo "gpu-run: unknown option '$1'" >&2; usage ;;
+  esac
+  shift
+done
+[ -n "$bundle" ] && [ -n "$results" ] || usage
+[ -f "$bundle" ] || { echo "gpu-run: no bundle at $bundle" >&2; exit 1; }
+[ -z "$base" ] || [ -f "$base" ] || { echo "gpu-run: no base touchstone-bench at $base" >&2; exit 1; }
+mkdir -p "$results" && results=$(cd "$results" && pwd) || exit 1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+unpack() {  # tarball, folder -> the bundle's root
+  mkdir -p "$2" && tar xzf "$1" -C "$2" && echo "$2"/touchstone-*
+}
+new=$(unpack "$bundle" "$work/new") || exit 1
+{
+  echo "bundle: $(basename "$bundle")"
+  [ -z "$base" ] || echo "base touchstone-bench: $(basename "$base")"
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv 2>&1 || true
+  nproc
+} | tee "$results/host.txt"
+
+status=0
+step() {  # name, command...: runs it under the time limit, says how it ended
+  local name=$1; shift
+  local t0; t0=$(date +%s)
+  timeout "$limit" "$@"
+  local rc=$?
+  echo "gpu-run: $name: exit $rc after $(( $(date +%s) - t0 )) s$([ $rc = 124 ] && echo " (cut at ${limit} s)")" | tee -a "$results/steps.txt"
+  [ $rc = 0 ] || status=1
+}
+
+step conformance bash "$new/run.sh" --tier "$tier" --no-bench --require opencl,vulkan --backends opencl,vulkan \
+  --results "$results/conformance"
+step benchmarks bash "$new/run.sh" --no-matrix --bench-filter "$bench_filter" --results "$results/bench"
+if [ -n "$base" ]; then
+  # Beside the bundle's own, so that its RPATH ($ORIGIN/../lib) finds the bundle's libraries.
+  old="$new/bin/touchstone-bench-base"
+  case "$base" in *.gz) gzip -dc "$base" >"$old" ;; *) cp "$base" "$old" ;; esac
+  chmod +x "$old"
+  step ab bash -c 'source "$1/env.sh" && python3 "$2/bench-ab.py" --a "$3" --b "$1/bin/touchstone-bench" \
+      --filter "$4" --rounds "$5" --min-time 0.1 >"$6/ab.txt" 2>"$6/ab.log"; rc=$?; cat "$6/ab.txt"; exit $rc' \
+    _ "$new" "$here" "$old" "$ab_filter" "$rounds" "$results"
+fi
+exit $status
