@@ -2,6 +2,7 @@
 # One prepared run on a GPU host, from bundles built elsewhere (`cpack` in a build tree; packaging/):
 #  1. the device backends' slice of the conformance matrix from the bundle under test, the Vulkan
 #     validation layer on (run.sh --no-bench);
+#     with --ops, also the full tier of those ops on each device backend (the kernels a change touched);
 #  2. the device roofs and the decode presets from it (run.sh's benchmark pass and summary);
 #  3. with --base-bench, A/B rounds of the presets --ab-filter names between that touchstone-bench (an
 #     earlier commit's, built with the same toolchain: it runs on the bundle's libraries) and the
@@ -11,10 +12,10 @@
 # said so, and the next one still runs.
 #
 #   bash ci/gpu-run.sh --bundle NEW.tar.gz --results DIR [--base-bench OLD-touchstone-bench[.gz]] [--tier smoke|ci|full]
-#        [--bench-filter REGEX] [--ab-filter REGEX] [--rounds N] [--limit-s SECONDS]
+#        [--ops OP1,OP2] [--bench-filter REGEX] [--ab-filter REGEX] [--rounds N] [--limit-s SECONDS]
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-bundle="" base="" results="" tier=ci rounds=2 limit=240
+bundle="" base="" results="" tier=ci rounds=2 limit=240 ops=""
 bench_filter='^baseline/(device_read|device_copy|device_fma|clblast_sgemm/m1_n4096_k4096)|^(gemm_quant|gemm_gptq|gemm_awq|flash_attention|kv_paged_decode_attention|paged_decode_attention|gemv_quant_moe_id_gate_up_silu|paged_varlen_attention)/(opencl|vulkan)/(Q[0-9]_[0-9K]+_m1_n4096_k14336|b[48]_g128_m1_n4096_k4096|g128_m1_n4096_k4096|decode_h32_kv8_hd128_ctx4096|llama3_8b_ctx4096_(F16|I8|F8_E4M3)|llama3_8b_b8_ctx4096|qwen3_30b_a3b_Q4_K_b1|llama3_8b_mixed7)/'
 ab_filter='^gemm_quant/vulkan/Q[0-9]_[0-9K]+_m1_n4096_k14336/'
 usage() { sed -n 's/^#   //p;s/^#        //p' "$0" >&2; exit 1; }
@@ -24,6 +25,7 @@ while [ $# -gt 0 ]; do
     --base-bench) base=${2:?}; shift ;;
     --results) results=${2:?}; shift ;;
     --tier) tier=${2:?}; shift ;;
+    --ops) ops=${2:?}; shift ;;
     --bench-filter) bench_filter=${2:?}; shift ;;
     --ab-filter) ab_filter=${2:?}; shift ;;
     --rounds) rounds=${2:?}; shift ;;
@@ -63,6 +65,12 @@ step() {  # name, command...: runs it under the time limit, says how it ended
 
 step conformance bash "$new/run.sh" --tier "$tier" --no-bench --require opencl,vulkan --backends opencl,vulkan \
   --results "$results/conformance"
+for op in ${ops//,/ }; do
+  for b in vulkan opencl; do
+    step "full tier of $op on $b" bash -c 'source "$1/env.sh" && touchstone-conformance --backend="$2" --op="$3" --tier=full \
+        --failures="$4/failures" >"$4/full-$3-$2.txt" 2>&1; rc=$?; tail -3 "$4/full-$3-$2.txt"; exit $rc' _ "$new" "$b" "$op" "$results"
+  done
+done
 step benchmarks bash "$new/run.sh" --no-matrix --bench-filter "$bench_filter" --results "$results/bench"
 if [ -n "$base" ]; then
   # Beside the bundle's own, so that its RPATH ($ORIGIN/../lib) finds the bundle's libraries.
