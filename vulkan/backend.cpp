@@ -82,9 +82,11 @@ class VulkanImpl final : public Backend {
     init();
     if (!ctx_) return {false, reason_};
     const DeviceInfo& d = ctx_->info();
-    return {true, fmt::format("{} (subgroup size {}, {} reductions{}{}{})", d.name, d.subgroup_size,
-                              use_subgroups() ? "subgroup" : "shared-memory", d.storage16 ? ", 16-bit storage" : "",
-                              d.float16 ? ", F16 arithmetic" : "", ctx_->validation() ? ", validation on" : "")};
+    const GemvShape g = gemv_shape(target(DType::F32));
+    return {true, fmt::format("{} (subgroup size {}, {} reductions{}{}{}; decode GEMV {} invocations x {} rows a group)",
+                              d.name, d.subgroup_size, use_subgroups() ? "subgroup" : "shared-memory",
+                              d.storage16 ? ", 16-bit storage" : "", d.float16 ? ", F16 arithmetic" : "",
+                              ctx_->validation() ? ", validation on" : "", g.wg, g.rows)};
   }
 
   Support supports(const Problem& pr) override {
@@ -127,6 +129,8 @@ class VulkanImpl final : public Backend {
       t.max_range = std::min<uint64_t>(t.max_range, static_cast<uint64_t>(std::atoll(v)));
     t.offset_align = std::max<uint64_t>(4, ctx_->info().props.limits.minStorageBufferOffsetAlignment);
     const bool cpu = ctx_->info().props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+    t.cpu = cpu;
+    t.subgroup_size = std::max<uint32_t>(1, ctx_->info().subgroup_size);
     t.group_cap = cpu ? kCpuGroupCap : t.max_groups[0];
     t.fill_groups = cpu ? kCpuFillGroups : kGpuFillGroups;
     return t;
