@@ -51,6 +51,9 @@ vec4 x4(uint i) {
 #endif
 }
 
+// q (below 2^23) as an exact float, less `bias`: 2^23 + q in a float's bits is exactly 2^23 + q.
+float fq(uint q, float bias) { return uintBitsToFloat(0x4B000000u | q) - (8388608.0 + bias); }
+
 // The four bytes of `word` (each below 2^8) as exact floats, less `bias`: 2^23 + b in a float's bits
 // is exactly 2^23 + b, so one subtraction gives b - bias.
 vec4 bytes4(uint word, float bias) {
@@ -84,12 +87,6 @@ void slot_values(uint s, out uint x0, out uint x1) {
   }
 }
 
-// Byte j (0 .. 11) of a K block's packed scales, from its 16-byte header's words 1 .. 3.
-uint kscale(uvec4 hdr, uint j) {
-  const uint word = j < 4u ? hdr.y : (j < 8u ? hdr.z : hdr.w);
-  return (word >> (8u * (j & 3u))) & 0xffu;
-}
-
 // Slot s of the row starting at byte `row` against its activations v0 (x0 ..) and v1 (x1 ..).
 float slot_dot(uint row, uint s, vec4 v0, vec4 v1) {
   if (KIND == QK_Q4_0 || KIND == QK_Q4_1) {
@@ -117,23 +114,17 @@ float slot_dot(uint row, uint s, vec4 v0, vec4 v1) {
       lo |= ((h >> (2u * g)) & 0x01010101u) << 4;
       hi |= ((h >> (2u * g + 1u)) & 0x01010101u) << 4;
     }
-    // ggml's get_scale_min_k4 for sub-blocks 2g and 2g + 1.
-    uint sc0, mn0, sc1, mn1;
-    const uint j0 = 2u * g, j1 = j0 + 1u;
-    if (g < 2u) {
-      sc0 = kscale(hdr, j0) & 63u;
-      mn0 = kscale(hdr, j0 + 4u) & 63u;
-      sc1 = kscale(hdr, j1) & 63u;
-      mn1 = kscale(hdr, j1 + 4u) & 63u;
-    } else {
-      sc0 = (kscale(hdr, j0 + 4u) & 0xfu) | ((kscale(hdr, j0 - 4u) >> 6) << 4);
-      mn0 = (kscale(hdr, j0 + 4u) >> 4) | ((kscale(hdr, j0) >> 6) << 4);
-      sc1 = (kscale(hdr, j1 + 4u) & 0xfu) | ((kscale(hdr, j1 - 4u) >> 6) << 4);
-      mn1 = (kscale(hdr, j1 + 4u) >> 4) | ((kscale(hdr, j1) >> 6) << 4);
-    }
+    // ggml's get_scale_min_k4 for sub-blocks 2g and 2g + 1, four sub-blocks a word and no branch (the
+    // groups of one subgroup differ): sub-blocks 0-3 keep the low 6 bits of scale bytes 0-3 (scales)
+    // and 4-7 (mins); 4-7 take a nibble of bytes 8-11 and the top 2 bits of bytes 0-3 / 4-7 above it.
+    const uint scw = g < 2u ? hdr.y & 0x3f3f3f3fu : (hdr.w & 0x0f0f0f0fu) | ((hdr.y >> 2) & 0x30303030u);
+    const uint mnw = g < 2u ? hdr.z & 0x3f3f3f3fu : ((hdr.w >> 4) & 0x0f0f0f0fu) | ((hdr.z >> 2) & 0x30303030u);
+    const uint at = 16u * (g & 1u);  // bytes 2g, 2g + 1 of the four
+    const vec2 sc = vec2(fq((scw >> at) & 0xffu, 0.0), fq((scw >> (at + 8u)) & 0xffu, 0.0));
+    const vec2 mn = vec2(fq((mnw >> at) & 0xffu, 0.0), fq((mnw >> (at + 8u)) & 0xffu, 0.0));
     const vec2 dm = unpackHalf2x16(hdr.x);  // d, dmin
-    const float sums = float(sc0) * dot(bytes4(lo, 0.0), v0) + float(sc1) * dot(bytes4(hi, 0.0), v1);
-    const float mins = float(mn0) * dot(v0, vec4(1.0)) + float(mn1) * dot(v1, vec4(1.0));
+    const float sums = sc.x * dot(bytes4(lo, 0.0), v0) + sc.y * dot(bytes4(hi, 0.0), v1);
+    const float mins = mn.x * dot(v0, vec4(1.0)) + mn.y * dot(v1, vec4(1.0));
     return dm.x * sums - dm.y * mins;
   } else {  // Q6_K {ql[128], qh[64], scales[16] int8, d}
     const uint base = row + (s >> 5) * 210u, wi = s & 31u, h = wi >> 4, r = (wi >> 3) & 1u, i = wi & 7u;
@@ -142,7 +133,7 @@ float slot_dot(uint row, uint s, vec4 v0, vec4 v1) {
     const uint lo = (ql & 0x0f0f0f0fu) | (((qh >> (2u * r)) & 0x03030303u) << 4);
     const uint hi = ((ql >> 4) & 0x0f0f0f0fu) | (((qh >> (2u * r + 4u)) & 0x03030303u) << 4);
     const uint sc = base + 192u + 8u * h + 2u * r + (i >> 2);  // scale 8h + l / 16 + 2i, i = r and r + 2
-    const float s0 = float(sext8(qbyte(sc))), s1 = float(sext8(qbyte(sc + 4u)));
+    const float s0 = fq(qbyte(sc) ^ 0x80u, 128.0), s1 = fq(qbyte(sc + 4u) ^ 0x80u, 128.0);  // int8 scales
     return qhalf(base + 208u) * (s0 * dot(bytes4(lo, 32.0), v0) + s1 * dot(bytes4(hi, 32.0), v1));
   }
 }
