@@ -34,7 +34,7 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source (or install) tree
 _here = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.join(_here, "..", "report"), os.path.join(_here, "report")]
 from benchruns import (BASELINE_FILTER, SKIP_PREFIXES, classify, collapse, device_roof_filter,  # noqa: E402
-                       limits_from_baselines, normalised_reps, number, op_parts, seconds)
+                       limits_from_baselines, normalised_reps, number, op_parts, seconds, short_name)
 
 
 def default_bench():
@@ -52,7 +52,7 @@ def selected_backends(bench, filt):
                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     backends = set()
     for line in proc.stdout.splitlines():
-        parts = op_parts(line.strip())
+        parts = op_parts(short_name(line.strip()))  # listed with their "/manual_time"
         if parts:
             backends.add(parts[1])
     return backends

@@ -69,6 +69,16 @@ for f in summary.txt env.txt backends.txt bench.json bench.txt; do
   [ -s "$tmp/results/$f" ] || { echo "bundle-test: FAILED: run.sh left no results/$f"; exit 1; }
 done
 ls "$tmp"/results/conformance-*.json >/dev/null
+# The device roofs ran beside the benchmarks, and the summary set each device benchmark against them.
+for b in ${require//,/ }; do
+  grep -q "\"baseline/device_read/$b/manual_time\"" "$tmp/results/bench.json" ||
+    { echo "bundle-test: FAILED: run.sh measured no device roofs for $b"; exit 1; }
+  if command -v python3 >/dev/null; then
+    grep -q "^rms_norm/$b/.* dev copy" "$tmp/results/bench-summary.txt" ||
+      { echo "bundle-test: FAILED: the summary does not judge $b against its device's roofs"; exit 1; }
+  fi
+done
+echo "bundle-test: run.sh measures the device roofs and prints device benchmarks as fractions of them"
 
 # 3. The package, and a backend from outside the tree.
 cmake --install "$build" --prefix "$tmp/prefix" >/dev/null

@@ -102,7 +102,7 @@ if [ "$bench" = 1 ]; then
   for b in opencl vulkan; do
     if [ -z "$only" ] || [[ ",$only," == *",$b,"* ]]; then roof_backends="${roof_backends:+$roof_backends|}$b"; fi
   done
-  [ -n "$roof_backends" ] && bench_filter="($bench_filter)|^baseline/device_[a-z0-9_]+/($roof_backends)\$"
+  [ -n "$roof_backends" ] && bench_filter="($bench_filter)|^baseline/device_[a-z0-9_]+/($roof_backends)(/|\$)"
   echo "$bench_filter" >"$results/bench-filter.txt"
   if touchstone-bench --benchmark_filter="$bench_filter" --benchmark_min_time="$min_time" \
       --benchmark_out="$results/bench.json" --benchmark_out_format=json >"$results/bench.txt" 2>&1; then

@@ -96,7 +96,7 @@ class Summary(unittest.TestCase):
 
     def test_device_roof_filter(self):
         self.assertEqual(benchruns.device_roof_filter(["vulkan", "opencl", "vulkan"]),
-                         "^baseline/device_[a-z0-9_]+/(opencl|vulkan)$")
+                         "^baseline/device_[a-z0-9_]+/(opencl|vulkan)(/|$)")
         self.assertIsNone(benchruns.device_roof_filter([]))
 
 
