@@ -16,6 +16,7 @@ struct RoofShape {
   uint64_t lanes = 0;
   uint32_t rounds = 0;  // fma
   size_t local = 0;     // work-group size
+  uint64_t chunk = 0;   // read / copy: vectors a work-group streams contiguously (0: the grid strides)
   std::string detail;   // for the benchmark's label
 };
 RoofShape roof_shape(Roof r, const DeviceLimits& lim);

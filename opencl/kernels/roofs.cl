@@ -4,32 +4,39 @@
 // built with -DROOF_F16 only where the device has cl_khr_fp16). The streams stride by the grid over
 // 16-byte vectors with four loads issued before the first is used.
 
-__kernel void roof_read(__global const uint4* x, __global uint* part, int n) {
-  const int lane = (int)get_global_id(0), lanes = (int)get_global_size(0);
+// GPUs stride by the whole grid (chunk 0: a warp's lanes read consecutive vectors); CPU drivers give
+// each work-group its own contiguous chunk of vectors, its work-items striding through it, so a core
+// streams one region as the host's read stream does (a grid stride there makes every core sweep all).
+#define ROOF_RANGE                                                                            \
+  const int chunk_ = chunk, grp_ = (int)get_group_id(0), wg_ = (int)get_local_size(0);       \
+  const int begin_ = chunk_ ? grp_ * chunk_ : 0, end_ = chunk_ ? min(n, begin_ + chunk_) : n; \
+  const int lanes = chunk_ ? wg_ : (int)get_global_size(0);                                   \
+  int i = begin_ + (chunk_ ? (int)get_local_id(0) : (int)get_global_id(0));
+
+__kernel void roof_read(__global const uint4* x, __global uint* part, int n, int chunk) {
+  ROOF_RANGE
   uint4 s0 = (uint4)(0), s1 = (uint4)(0), s2 = (uint4)(0), s3 = (uint4)(0);
-  int i = lane;
-  for (; i + 3 * lanes < n; i += 4 * lanes) {
+  for (; i + 3 * lanes < end_; i += 4 * lanes) {
     s0 += x[i];
     s1 += x[i + lanes];
     s2 += x[i + 2 * lanes];
     s3 += x[i + 3 * lanes];
   }
-  for (; i < n; i += lanes) s0 += x[i];
+  for (; i < end_; i += lanes) s0 += x[i];
   const uint4 s = s0 + s1 + s2 + s3;
-  part[lane] = s.x + s.y + s.z + s.w;
+  part[get_global_id(0)] = s.x + s.y + s.z + s.w;
 }
 
-__kernel void roof_copy(__global const uint4* x, __global uint4* y, int n) {
-  const int lanes = (int)get_global_size(0);
-  int i = (int)get_global_id(0);
-  for (; i + 3 * lanes < n; i += 4 * lanes) {
+__kernel void roof_copy(__global const uint4* x, __global uint4* y, int n, int chunk) {
+  ROOF_RANGE
+  for (; i + 3 * lanes < end_; i += 4 * lanes) {
     const uint4 a = x[i], b = x[i + lanes], c = x[i + 2 * lanes], d = x[i + 3 * lanes];
     y[i] = a;
     y[i + lanes] = b;
     y[i + 2 * lanes] = c;
     y[i + 3 * lanes] = d;
   }
-  for (; i < n; i += lanes) y[i] = x[i];
+  for (; i < end_; i += lanes) y[i] = x[i];
 }
 
 #ifdef ROOF_F16
