@@ -65,7 +65,7 @@ def roofline(run, backend, path):
                 label=f"roofline: {mem_roof} {lim.triad / 1e9:.1f} GB/s"
                       + (f", {'device F32 ' if lim.device else ''}FMA peak {lim.fma / 1e9:.0f} GFLOP/s" if lim.fma else ""))
     if lim.device and lim.read:
-        ax.plot(grid, [lim.read * x / 1e9 for x in grid], color="tab:green", ls="-.", lw=1.2,
+        ax.plot(grid, [min(lim.read * x, lim.fma or float("inf")) / 1e9 for x in grid], color="tab:green", ls="-.", lw=1.2,
                 label=f"{backend} device read stream {lim.read / 1e9:.1f} GB/s")
     elif lim.fma:
         ax.axhline(lim.fma / 1e9, color="k", lw=2, label=f"FMA peak {lim.fma / 1e9:.0f} GFLOP/s")
