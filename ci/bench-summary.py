@@ -7,6 +7,11 @@ the triad bandwidth (and of a read-only stream's, the roof of a kernel that hard
 decode GEMV), compute-bound ones as a fraction of OpenBLAS SGEMM at m512 (and of fma_peak). With
 repetitions, `reps` gives the range of the repetitions' own fractions (of triad or of sgemm).
 
+A device backend (vulkan, opencl) is judged against its own device's roofs, measured in the same run
+(baseline/device_{read,copy,fma_f32,fma_f16}/<backend>, added for every backend the filter selects):
+its copy stream in the triad's place, its read stream, its F32 FMA peak, and CLBlast SGEMM on the
+opencl device. Each fraction is printed with the name of the roof it is of ("62.0% dev read").
+
   ci/bench-summary.py --bench build/bench/touchstone-bench --filter 'gemm/cpu'
   ci/bench-summary.py --json results.json
   ci/bench-summary.py --filter 'gemm_quant/cpu/Q4_K_m1_' --interleave 7   # limits drift: interleave
@@ -28,8 +33,8 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source (or install) tree
 # In the source tree it is ci/../report; installed, share/touchstone/report beside this script.
 _here = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.join(_here, "..", "report"), os.path.join(_here, "report")]
-from benchruns import (BASELINE_FILTER, SKIP_PREFIXES, classify, collapse, limits_from_baselines,  # noqa: E402
-                       normalised_reps, number, seconds)
+from benchruns import (BASELINE_FILTER, SKIP_PREFIXES, classify, collapse, device_roof_filter,  # noqa: E402
+                       limits_from_baselines, normalised_reps, number, op_parts, seconds, short_name)
 
 
 def default_bench():
@@ -41,11 +46,27 @@ def default_bench():
     return None
 
 
+def selected_backends(bench, filt):
+    """The backends of the op benchmarks `filt` selects (touchstone-bench lists them without running)."""
+    proc = subprocess.run([bench, f"--benchmark_filter={filt}", "--benchmark_list_tests=true"],
+                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    backends = set()
+    for line in proc.stdout.splitlines():
+        parts = op_parts(short_name(line.strip()))  # listed with their "/manual_time"
+        if parts:
+            backends.add(parts[1])
+    return backends
+
+
 def run_bench(args):
     bench = args.bench or default_bench()
     if not bench:
         sys.exit("bench-summary: no touchstone-bench found; pass --bench PATH")
-    cmd = [bench, f"--benchmark_filter=({args.filter})|{BASELINE_FILTER}", "--benchmark_format=json",
+    baselines = BASELINE_FILTER
+    devices = device_roof_filter(selected_backends(bench, args.filter) - {"cpu", "reference"})
+    if devices:
+        baselines += "|" + devices
+    cmd = [bench, f"--benchmark_filter=({args.filter})|{baselines}", "--benchmark_format=json",
            f"--benchmark_min_time={args.min_time}"] + args.extra
     if args.interleave:
         # The limits drift from minute to minute on a shared machine (this project's VM: triad 19-36
@@ -62,8 +83,15 @@ def run_bench(args):
     return json.loads(proc.stdout)
 
 
-def pct(x):
-    return "" if x is None else f"{100 * x:5.1f}%"
+def pct(x, roof=None):
+    """A fraction as a percentage, with the name of the roof it is of where given."""
+    if x is None:
+        return ""
+    return f"{100 * x:5.1f}%" + (f" {roof}" if roof else "")
+
+
+def gb(x, scale=1e9):
+    return f"{x / scale:.1f}" if x else "n/a"
 
 
 def summarize(data, out=sys.stdout):
@@ -75,13 +103,19 @@ def summarize(data, out=sys.stdout):
     print(f"host: {ctx.get('host_name', '?')}, {ctx.get('num_cpus', '?')} cpus, "
           f"backends {ctx.get('touchstone_backends', '?')}", file=out)
     print("baselines: triad {} GB/s, read {} GB/s, fma peak {} GFLOP/s, cblas sgemm m512 {} GFLOP/s, balance {} FLOP/byte".format(
-        f"{triad_bw / 1e9:.1f}" if triad_bw else "n/a", f"{read_bw / 1e9:.1f}" if read_bw else "n/a",
-        f"{fma / 1e9:.1f}" if fma else "n/a",
-        f"{sgemm / 1e9:.1f}" if sgemm else "n/a", f"{balance:.1f}" if balance else "n/a"), file=out)
+        gb(triad_bw), gb(read_bw), gb(fma), gb(sgemm), f"{balance:.1f}" if balance else "n/a"), file=out)
+    # Each device backend's own roofs: its benchmarks' fractions below are of these ("dev ...").
+    for backend, d in sorted(limits.devices.items()):
+        dl = limits.for_backend(backend)
+        print(f"device roofs, {backend}: dev read {gb(d.read)} GB/s, dev copy {gb(d.copy)} GB/s (read + write), "
+              f"dev fma {gb(d.fma_f32)} GFLOP/s F32, {gb(d.fma_f16)} GFLOP/s F16, balance "
+              f"{f'{dl.balance:.1f}' if dl.balance else 'n/a'} FLOP/byte", file=out)
     print(file=out)
 
     w = max([len(n) for n in runs] + [len("benchmark")])
-    header = f"{'benchmark':<{w}} {'time':>10} {'GB/s':>8} {'GFLOP/s':>9} {'bound':>7} {'of triad':>8} {'of read':>8} {'of sgemm':>8} {'of peak':>8} {'reps':>9}"
+    c = 15  # a fraction and its roof's name: " 45.2% dev copy"
+    header = (f"{'benchmark':<{w}} {'time':>10} {'GB/s':>8} {'GFLOP/s':>9} {'bound':>7} {'of mem roof':>{c}} "
+              f"{'of read roof':>{c}} {'of gemm':>{c}} {'of fma peak':>{c}} {'reps':>9}")
     print(header, file=out)
     print("-" * len(header), file=out)
     skipped = []
@@ -92,18 +126,24 @@ def summarize(data, out=sys.stdout):
         bw = number(r, "bytes_per_second")
         fl = number(r, "flops")
         t = seconds(r)
-        bound, of_triad, of_read, of_sgemm, of_peak, spread = "", None, None, None, None, ""
-        if not name.startswith("baseline/"):
-            # The range of the repetitions' own figures (of triad or of sgemm, against the run's
-            # median limits): how far one repetition strays from the median above it.
-            reps = normalised_reps(r, limits)
+        bound, cells, spread = "", ["", "", "", ""], ""
+        parts = op_parts(name)
+        if parts:
+            # A device backend's benchmarks against its own device's roofs, where the run measured them.
+            lim = limits.for_backend(parts[1])
+            # The range of the repetitions' own figures (of the memory roof or of sgemm, against the
+            # run's median limits): how far one repetition strays from the median above it.
+            reps = normalised_reps(r, lim)
             if len(reps) > 1:
                 spread = f"{100 * min(reps):.0f}-{100 * max(reps):.0f}%"
-            f = classify(r, limits)
-            bound, of_triad, of_read, of_sgemm, of_peak = f.bound, f.of_triad, f.of_read, f.of_sgemm, f.of_peak
+            f = classify(r, lim)
+            n = f.names
+            bound = f.bound
+            cells = [pct(f.of_triad, n["triad"]), pct(f.of_read, n["read"]), pct(f.of_sgemm, n["sgemm"]),
+                     pct(f.of_peak, n["fma"])]
         tstr = f"{t * 1e3:.3f} ms" if t >= 1e-3 else f"{t * 1e6:.1f} us"
-        print(f"{name:<{w}} {tstr:>10} {bw / 1e9:>8.2f} {fl / 1e9:>9.2f} {bound:>7} {pct(of_triad):>8} "
-              f"{pct(of_read):>8} {pct(of_sgemm):>8} {pct(of_peak):>8} {spread:>9}", file=out)
+        print(f"{name:<{w}} {tstr:>10} {bw / 1e9:>8.2f} {fl / 1e9:>9.2f} {bound:>7} "
+              + " ".join(f"{x:>{c}}" for x in cells) + f" {spread:>9}", file=out)
     failed = [(n, why) for n, why in skipped if not why.startswith(SKIP_PREFIXES)]
     skipped = [(n, why) for n, why in skipped if why.startswith(SKIP_PREFIXES)]
     for title, rows in (("skipped", skipped), ("FAILED", failed)):

@@ -61,7 +61,7 @@ quick='^rms_norm/(cpu|opencl|vulkan)/t512_d4096/|^baseline/(stream_triad|fma_pea
 # PoCL's kernel cache is the host's (CI's main ctest run filled it): compiling every kernel cold takes
 # PoCL two minutes here, and what is checked is the bundle, not PoCL's compiler.
 env -i PATH=/usr/bin:/bin HOME="$tmp" POCL_CACHE_DIR="${POCL_CACHE_DIR:-${XDG_CACHE_HOME:-${HOME:-$tmp}/.cache}/pocl/kcache}" bash "$dir/run.sh" --tier smoke --require "$require" \
-  --results "$tmp/results" --bench-filter "$quick" --min-time 0.01 | tee "$tmp/run.txt"
+  --results "$tmp/results" --bench-filter "$quick" --dtypes F32,F16 --min-time 0.01 | tee "$tmp/run.txt"
 first=$(sed -n 's/^\[+ *\([0-9.]*\)s\]   [a-z0-9_]*: .*/\1/p' "$tmp/run.txt" | head -1)
 awk -v u0="$unpack_start" -v u1="$unpacked" -v f="$first" 'BEGIN {
   printf "bundle-test: unpacking %.1f s; first matrix result %.1f s after unpacking began\n", u1 - u0, (u1 - u0) + f }'
@@ -69,6 +69,18 @@ for f in summary.txt env.txt backends.txt bench.json bench.txt; do
   [ -s "$tmp/results/$f" ] || { echo "bundle-test: FAILED: run.sh left no results/$f"; exit 1; }
 done
 ls "$tmp"/results/conformance-*.json >/dev/null
+# The device roofs ran beside the benchmarks, and the summary set each device benchmark against them.
+for b in ${require//,/ }; do
+  grep -q "\"baseline/device_read/$b/manual_time\"" "$tmp/results/bench.json" ||
+    { echo "bundle-test: FAILED: run.sh measured no device roofs for $b"; exit 1; }
+  grep -q "\"rms_norm/$b/t512_d4096/F16/manual_time\"" "$tmp/results/bench.json" ||
+    { echo "bundle-test: FAILED: run.sh --dtypes F32,F16 registered no F16 benchmark for $b"; exit 1; }
+  if command -v python3 >/dev/null; then
+    grep -q "^rms_norm/$b/.* dev copy" "$tmp/results/bench-summary.txt" ||
+      { echo "bundle-test: FAILED: the summary does not judge $b against its device's roofs"; exit 1; }
+  fi
+done
+echo "bundle-test: run.sh measures the device roofs and prints device benchmarks as fractions of them"
 
 # 3. The package, and a backend from outside the tree.
 cmake --install "$build" --prefix "$tmp/prefix" >/dev/null

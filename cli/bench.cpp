@@ -89,13 +89,17 @@ json record_run(const Args& a, std::vector<std::string> bench_flags, const std::
   std::cerr << fmt::format("touchstone bench: commit {}{} ({}); running {} with {} repetitions in {} process{}\n",
                            c.meta.commit, c.meta.dirty ? " (dirty)" : "", c.source, binary, repetitions, processes,
                            processes == 1 ? "" : "es");
+  // Each device backend the filter selects is judged against its own device's roofs: measure them too.
+  std::string baselines = kBaselineFilter;
+  if (const std::string d = device_roof_filter(device_backends_of(list_benchmarks(binary, filter))); !d.empty())
+    baselines += "|" + d;
   std::vector<json> runs;
   for (int p = 0; p < processes; ++p) {
     const int reps = repetitions / processes + (p < repetitions % processes ? 1 : 0);
     // Repetitions in random interleaved order: the load drifts over minutes, and one benchmark's
     // repetitions back to back would all see the same moment while the limits it is divided by were
     // measured at another. Interleaved, every benchmark (the limits included) samples the whole run.
-    std::vector<std::string> args = {"--benchmark_filter=(" + filter + ")|" + kBaselineFilter,
+    std::vector<std::string> args = {"--benchmark_filter=(" + filter + ")|" + baselines,
                                      fmt::format("--benchmark_repetitions={}", reps),
                                      "--benchmark_enable_random_interleaving=true",
                                      "--benchmark_report_aggregates_only=false",

@@ -20,20 +20,44 @@ using bench_stats::Verdict;
 // from the baseline, so both sides are divided by the same kind of limit.
 enum class Bound { Memory, Compute, Time };
 
-Bound bound_of(const Repetitions& r, const Limits& l) {
+// The roofs one benchmark is divided by: the host's (triad, FMA peak for the balance, cblas sgemm), or,
+// for a device backend whose roofs both records measured, its device's (copy stream, F32 FMA peak for
+// both the balance and the compute roof).
+struct Roofs {
+  double mem = 0, fma = 0, compute = 0;
+  bool device = false;
+};
+
+Roofs roofs_for(const std::string& name, const Limits& l, bool use_device) {
+  if (use_device) {
+    const size_t a = name.find('/'), b = a == std::string::npos ? a : name.find('/', a + 1);
+    if (b != std::string::npos) {
+      const auto it = l.devices.find(name.substr(a + 1, b - a - 1));
+      if (it != l.devices.end()) return {it->second.copy, it->second.fma_f32, it->second.fma_f32, true};
+    }
+  }
+  return {l.triad_bytes_per_second, l.fma_peak_flops, l.sgemm_flops.at(kSgemmReference), false};
+}
+
+// Whether both records measured the device roofs (copy and F32 FMA) of the benchmark's backend.
+bool both_have_device_roofs(const std::string& name, const Limits& o, const Limits& n) {
+  const Roofs a = roofs_for(name, o, true), b = roofs_for(name, n, true);
+  return a.device && b.device && a.mem > 0 && a.fma > 0 && b.mem > 0 && b.fma > 0;
+}
+
+Bound bound_of(const Repetitions& r, const Roofs& l) {
   const double bytes = r.bytes_per_second.empty() ? 0 : bench_stats::median(r.bytes_per_second);
   const double flops = r.flops.empty() ? 0 : bench_stats::median(r.flops);
   if (bytes <= 0 && flops <= 0) return Bound::Time;  // no cost model: judged on raw speed, 1 / time
   if (bytes <= 0) return Bound::Compute;
-  return flops / bytes < l.fma_peak_flops / l.triad_bytes_per_second ? Bound::Memory : Bound::Compute;
+  return flops / bytes < l.fma / l.mem ? Bound::Memory : Bound::Compute;
 }
 
-std::vector<double> normalised(const Repetitions& r, const Limits& l, Bound b) {
+std::vector<double> normalised(const Repetitions& r, const Roofs& l, Bound b) {
   std::vector<double> out;
-  const double sgemm = l.sgemm_flops.at(kSgemmReference);
   for (size_t i = 0; i < r.seconds.size(); ++i) {
-    if (b == Bound::Memory) out.push_back(r.bytes_per_second[i] / l.triad_bytes_per_second);
-    if (b == Bound::Compute) out.push_back(r.flops[i] / sgemm);
+    if (b == Bound::Memory) out.push_back(r.bytes_per_second[i] / l.mem);
+    if (b == Bound::Compute) out.push_back(r.flops[i] / l.compute);
     if (b == Bound::Time) out.push_back(r.seconds[i] > 0 ? 1.0 / r.seconds[i] : 0.0);
   }
   return out;
@@ -54,6 +78,15 @@ void print_limits(const Limits& o, const Limits& n, std::ostream& out) {
   row("fma peak", o.fma_peak_flops, n.fma_peak_flops, 1e9, "GFLOP/s");
   for (const auto& [preset, flops] : o.sgemm_flops)
     if (n.sgemm_flops.count(preset)) row("cblas sgemm " + preset, flops, n.sgemm_flops.at(preset), 1e9, "GFLOP/s");
+  for (const auto& [backend, d] : o.devices) {
+    const auto it = n.devices.find(backend);
+    if (it == n.devices.end()) continue;
+    const DeviceRoofs& e = it->second;
+    if (d.read > 0 && e.read > 0) row(backend + " device read", d.read, e.read, 1e9, "GB/s");
+    if (d.copy > 0 && e.copy > 0) row(backend + " device copy", d.copy, e.copy, 1e9, "GB/s");
+    if (d.fma_f32 > 0 && e.fma_f32 > 0) row(backend + " device fma f32", d.fma_f32, e.fma_f32, 1e9, "GFLOP/s");
+    if (d.fma_f16 > 0 && e.fma_f16 > 0) row(backend + " device fma f16", d.fma_f16, e.fma_f16, 1e9, "GFLOP/s");
+  }
 }
 
 }  // namespace
@@ -69,8 +102,10 @@ CompareSummary compare_records(const Record& old_run, const Record& new_run, con
   for (const auto& n : names) w = std::max(w, n.size());
 
   out << "\njudged on: mem = bytes/s as a fraction of the run's triad, compute = FLOP/s as a fraction of its cblas sgemm "
-      << kSgemmReference << fmt::format("; U test alpha {}, minimum effect {:.0f}%; a change must show both normalised and raw\n", t.alpha, 100 * t.min_effect);
-  const std::string header = fmt::format("{:<{}} {:>7} {:>9} {:>9} {:>8} {:>8} {:>7}  {}", "benchmark", w, "bound",
+      << kSgemmReference
+      << " (a device backend whose roofs both runs measured: \"dev\", of its device's copy stream and F32 FMA peak)"
+      << fmt::format("; U test alpha {}, minimum effect {:.0f}%; a change must show both normalised and raw\n", t.alpha, 100 * t.min_effect);
+  const std::string header = fmt::format("{:<{}} {:>11} {:>9} {:>9} {:>8} {:>8} {:>7}  {}", "benchmark", w, "bound",
                                          "old", "new", "change", "raw", "p", "verdict");
   out << header << "\n" << std::string(header.size(), '-') << "\n";
   CompareSummary s;
@@ -89,26 +124,28 @@ CompareSummary compare_records(const Record& old_run, const Record& new_run, con
                                                                   : "baseline: " + o->second.error));
       continue;
     }
-    const Bound b = bound_of(o->second, old_run.limits);
-    const Judgement j = bench_stats::judge(normalised(o->second, old_run.limits, b),
-                                           normalised(n->second, new_run.limits, b), t);
+    const bool dev = both_have_device_roofs(name, old_run.limits, new_run.limits);
+    const Roofs ro = roofs_for(name, old_run.limits, dev), rn = roofs_for(name, new_run.limits, dev);
+    const Bound b = bound_of(o->second, ro);
+    const Judgement j = bench_stats::judge(normalised(o->second, ro, b), normalised(n->second, rn, b), t);
     // Judged on raw speed too: the change beside it shows how much of a move the machine explains, and a
     // regression must show on both (bench_stats::confirm).
-    const Judgement raw = bench_stats::judge(normalised(o->second, old_run.limits, Bound::Time),
-                                             normalised(n->second, new_run.limits, Bound::Time), t);
+    const Judgement raw = bench_stats::judge(normalised(o->second, ro, Bound::Time),
+                                             normalised(n->second, rn, Bound::Time), t);
     const Verdict v = bench_stats::confirm(j, raw);
     ++s.compared;
     if (v == Verdict::Regressed) ++s.regressed;
     if (v == Verdict::Improved) ++s.improved;
     if (v == Verdict::NoVerdict) ++s.no_verdict;
-    const char* bound = b == Bound::Memory ? "mem" : b == Bound::Compute ? "compute" : "time";
+    const std::string bound = std::string(b == Bound::Memory ? "mem" : b == Bound::Compute ? "compute" : "time") +
+                              (dev && b != Bound::Time ? " dev" : "");
     if (v == Verdict::NoVerdict) {
-      out << fmt::format("{:<{}} {:>7} {:>9} {:>9} {:>8} {:>8} {:>7}  no verdict ({} and {} repetitions; at least {} a side)\n",
+      out << fmt::format("{:<{}} {:>11} {:>9} {:>9} {:>8} {:>8} {:>7}  no verdict ({} and {} repetitions; at least {} a side)\n",
                          name, w, bound, "", "", "", "", "", o->second.seconds.size(), n->second.seconds.size(),
                          t.min_repetitions);
       continue;
     }
-    out << fmt::format("{:<{}} {:>7} {:>9} {:>9} {:>8} {:>8} {:>7.4f}  {}\n", name, w, bound, figure(j.old_median, b),
+    out << fmt::format("{:<{}} {:>11} {:>9} {:>9} {:>8} {:>8} {:>7.4f}  {}\n", name, w, bound, figure(j.old_median, b),
                        figure(j.new_median, b), change(j.change), change(raw.change), j.p,
                        v == Verdict::Unconfirmed
                            ? fmt::format("unconfirmed ({} only)", j.verdict == Verdict::Regressed ||

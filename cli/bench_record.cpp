@@ -67,7 +67,34 @@ json devices_of(const json& context) {
   return out;
 }
 
+// The device roof of a baseline/device_<roof>/<backend> name ("read", ...) and its backend; false for
+// any other name.
+bool device_roof_of(const std::string& name, std::string& roof, std::string& backend) {
+  if (name.rfind(kDeviceRoofPrefix, 0) != 0) return false;
+  const std::string rest = name.substr(std::string(kDeviceRoofPrefix).size());
+  const size_t slash = rest.find('/');
+  if (slash == std::string::npos || rest.find('/', slash + 1) != std::string::npos) return false;
+  roof = rest.substr(0, slash);
+  backend = rest.substr(slash + 1);
+  return roof == "read" || roof == "copy" || roof == "fma_f32" || roof == "fma_f16";
+}
+
+double* roof_field(DeviceRoofs& d, const std::string& roof) {
+  if (roof == "read") return &d.read;
+  if (roof == "copy") return &d.copy;
+  if (roof == "fma_f32") return &d.fma_f32;
+  if (roof == "fma_f16") return &d.fma_f16;
+  return nullptr;
+}
+
 }  // namespace
+
+std::string device_roof_filter(const std::vector<std::string>& backends) {
+  std::string alt;
+  for (const std::string& b : backends) alt += (alt.empty() ? "" : "|") + b;
+  // Google Benchmark matches the full name, "/manual_time" included: the backend ends at a slash.
+  return alt.empty() ? "" : "^baseline/device_[a-z0-9_]+/(" + alt + ")(/|$)";
+}
 
 json parse_bench_json(std::string text) {
   static const std::regex bare(R"((:\s*)-?(NaN|Infinity|nan|inf)(\s*[,}\n]))");
@@ -126,6 +153,12 @@ Limits measure_limits(const std::map<std::string, Repetitions>& runs, const std:
       l.sgemm_flops[name.substr(std::string(kSgemmPrefix).size())] = bench_stats::median(reps.flops);
   check(l.sgemm_flops.count(kSgemmReference), "{}: no limits: {}{} is not in the run", what, kSgemmPrefix,
         kSgemmReference);
+  for (const auto& [name, reps] : runs) {
+    std::string roof, backend;
+    if (!device_roof_of(name, roof, backend) || !reps.error.empty()) continue;
+    const auto& v = roof.rfind("fma", 0) == 0 ? reps.flops : reps.bytes_per_second;
+    if (!v.empty() && bench_stats::median(v) > 0) *roof_field(l.devices[backend], roof) = bench_stats::median(v);
+  }
   return l;
 }
 
@@ -133,6 +166,13 @@ json make_record(json bench, const RecordMeta& meta) {
   const Limits l = measure_limits(repetitions_of(bench, "touchstone-bench's output"), "touchstone-bench's output");
   json sgemm = json::object();
   for (const auto& [preset, flops] : l.sgemm_flops) sgemm[preset] = flops;
+  json devices = json::object();
+  for (const auto& [backend, d] : l.devices) {
+    json roofs = json::object();
+    for (const auto& [key, v] : {std::pair{"read", d.read}, {"copy", d.copy}, {"fma_f32", d.fma_f32}, {"fma_f16", d.fma_f16}})
+      if (v > 0) roofs[key] = v;
+    devices[backend] = roofs;
+  }
   bench["touchstone"] = {{"format", 1},
                          {"commit", meta.commit},
                          {"dirty", meta.dirty},
@@ -141,7 +181,8 @@ json make_record(json bench, const RecordMeta& meta) {
                          {"limits",
                           {{"stream_triad_bytes_per_second", l.triad_bytes_per_second},
                            {"fma_peak_flops", l.fma_peak_flops},
-                           {"sgemm_flops", sgemm}}},
+                           {"sgemm_flops", sgemm},
+                           {"device_roofs", devices}}},
                          {"devices", devices_of(bench.value("context", json::object()))}};
   return bench;
 }
@@ -175,6 +216,21 @@ Record parse_record(json j, const std::string& what) {
     if (v.is_number()) r.limits.sgemm_flops[preset] = v.get<double>();
   check(r.limits.sgemm_flops.count(kSgemmReference) && r.limits.sgemm_flops[kSgemmReference] > 0,
         "{}: no limits: sgemm_flops.{} missing", what, kSgemmReference);
+  // Optional (records made before device roofs have none): {backend: {read, copy, fma_f32, fma_f16}}.
+  if (const auto dv = lim->find("device_roofs"); dv != lim->end()) {
+    check(dv->is_object(), "{}: device_roofs is not an object", what);
+    for (const auto& [backend, roofs] : dv->items()) {
+      check(roofs.is_object(), "{}: device_roofs.{} is not an object", what, backend);
+      DeviceRoofs& d = r.limits.devices[backend];
+      for (const auto& [roof, v] : roofs.items()) {
+        double* f = roof_field(d, roof);
+        check(f != nullptr, "{}: device_roofs.{} has an unknown roof '{}'", what, backend, roof);
+        check(v.is_number() && v.get<double>() > 0, "{}: device_roofs.{}.{} is not a positive number", what, backend,
+              roof);
+        *f = v.get<double>();
+      }
+    }
+  }
   r.json = std::move(j);
   return r;
 }

@@ -17,11 +17,22 @@ inline constexpr const char* kSgemmPrefix = "baseline/cblas_sgemm/";
 inline constexpr const char* kSgemmReference = "m512_n4096_k4096";  // the compute roof of compare
 inline constexpr const char* kBaselineFilter = "^baseline/(stream_triad|fma_peak|cblas_sgemm/m512_n4096_k4096)";
 
+// A device backend's own roofs (baseline/device_<roof>/<backend>, bench/device_roofs.cpp), in bytes/s
+// and flop/s; 0 where the run did not measure one.
+inline constexpr const char* kDeviceRoofPrefix = "baseline/device_";
+struct DeviceRoofs {
+  double read = 0, copy = 0, fma_f32 = 0, fma_f16 = 0;
+};
+
 struct Limits {
   double triad_bytes_per_second = 0;
   double fma_peak_flops = 0;
   std::map<std::string, double> sgemm_flops;  // by gemm preset
+  std::map<std::string, DeviceRoofs> devices;  // by backend, where the run measured them
 };
+
+// The benchmark regex of the device roofs of `backends` (empty for none).
+std::string device_roof_filter(const std::vector<std::string>& backends);
 
 // Every repetition of one benchmark (Google Benchmark's "iteration" runs; aggregates are ignored).
 struct Repetitions {
@@ -52,7 +63,8 @@ nlohmann::json parse_bench_json(std::string text);
 std::map<std::string, Repetitions> repetitions_of(const nlohmann::json& bench, const std::string& what);
 
 // Limits from the baselines' repetitions (their medians). Error when triad, FMA peak or the reference
-// SGEMM is missing or failed: a record without them cannot normalise anything.
+// SGEMM is missing or failed: a record without them cannot normalise anything. The device roofs are
+// taken where the run has them and succeeded.
 Limits measure_limits(const std::map<std::string, Repetitions>& runs, const std::string& what);
 
 // The JSONs of several touchstone-bench processes as one run: the first's context, every process's

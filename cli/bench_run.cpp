@@ -4,6 +4,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <fcntl.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -81,6 +84,44 @@ nlohmann::json run_bench(const std::string& binary, const std::vector<std::strin
         binary, WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
   check(!j.is_discarded(), "{} wrote no JSON", binary);
   return j;
+}
+
+std::vector<std::string> list_benchmarks(const std::string& binary, const std::string& filter) {
+  const fs::path out = fs::temp_directory_path() / ("touchstone-bench-list." + std::to_string(getpid()) + ".txt");
+  std::vector<std::string> words = {binary, "--benchmark_filter=" + filter, "--benchmark_list_tests=true"};
+  std::vector<char*> argv;
+  for (auto& w : words) argv.push_back(w.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, binary.c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  check(rc == 0, "cannot run {}: {}", binary, std::strerror(rc));
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) check(errno == EINTR, "waiting for {}: {}", binary, std::strerror(errno));
+  std::vector<std::string> names;
+  std::ifstream in(out);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) names.push_back(line);
+  in.close();
+  fs::remove(out);
+  return names;  // a filter that matches nothing lists nothing (and exits 1): the run itself reports it
+}
+
+std::vector<std::string> device_backends_of(const std::vector<std::string>& names) {
+  std::vector<std::string> out;
+  for (const std::string& n : names) {
+    if (n.rfind("baseline/", 0) == 0) continue;
+    const size_t a = n.find('/'), b = a == std::string::npos ? a : n.find('/', a + 1);
+    if (b == std::string::npos) continue;
+    const std::string backend = n.substr(a + 1, b - a - 1);
+    if (backend != "cpu" && backend != "reference" && std::find(out.begin(), out.end(), backend) == out.end())
+      out.push_back(backend);
+  }
+  return out;
 }
 
 }  // namespace ts::cli

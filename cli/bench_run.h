@@ -17,6 +17,13 @@ std::string find_bench_binary(const std::optional<std::string>& flag);
 // it cannot start, exits non-zero or writes no JSON.
 nlohmann::json run_bench(const std::string& binary, const std::vector<std::string>& args);
 
+// The names of the benchmarks `filter` selects (touchstone-bench --benchmark_list_tests: nothing runs).
+std::vector<std::string> list_benchmarks(const std::string& binary, const std::string& filter);
+
+// The backends other than the host's (cpu, reference) among the op benchmarks `names`: those whose
+// device roofs a run of them measures too.
+std::vector<std::string> device_backends_of(const std::vector<std::string>& names);
+
 // touchstone-bench's own flags and Google Benchmark's, which `touchstone bench` passes through.
 bool is_bench_flag(const std::string& arg);
 

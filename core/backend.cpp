@@ -39,6 +39,10 @@ Support dtypes_handled(const Problem& pr, std::initializer_list<DType> handled, 
   return Support::yes();
 }
 
+std::unique_ptr<Backend::RoofRun> Backend::prepare_roof(Roof r) {
+  throw Error(fmt::format("{}: {} is not measured here: {}", name(), roof_name(r), roof_support(r).reason));
+}
+
 // ---- host backends ----
 
 const KernelTable::Entry* KernelTable::find(std::string_view op) const {

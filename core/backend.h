@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "core/device_roofs.h"
 #include "core/op.h"
 
 namespace ts {
@@ -65,6 +66,20 @@ class Backend {
   // the timed region. True when it did: the op's data is then in no host cache, and the benchmark
   // skips the host's flush. False (the default) for a device on the host's memory (cpu, PoCL, lavapipe).
   virtual bool evict_device_caches() { return false; }
+
+  // The device's own roofs (core/device_roofs.h), for a backend with a device of its own kind (a GPU
+  // API, even where its driver runs on the host, as lavapipe and PoCL do): whether it measures them
+  // at all (the benchmark registers baseline/device_<roof>/<backend> only then), whether it can
+  // measure this one here (F16 needs the device's F16 arithmetic), and one roof kernel bound to the
+  // case's tensors, sized for the device (a stream several times its last-level cache).
+  virtual bool has_device_roofs() const { return false; }
+  virtual Support roof_support(Roof /*r*/) { return Support::no("no device roofs on this backend"); }
+  struct RoofRun {
+    RoofCase c;                     // the tensors; the launch's finish() brings the outputs back
+    std::unique_ptr<Launch> launch;
+    std::string detail;             // the sizes and the device, for the benchmark's label
+  };
+  virtual std::unique_ptr<RoofRun> prepare_roof(Roof r);
 };
 
 // Bytes a device backend writes to evict its caches: several times an H100's 50 MB L2 (a GPU whose

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "plan.h"
+#include "roofs.h"
 
 namespace ts {
 namespace ocl {
@@ -135,6 +136,33 @@ class OpenclBackendImpl final : public Backend {
                                  nullptr));
     CL_CHECK(clFinish(rt_->queue()));
     return true;
+  }
+
+  bool has_device_roofs() const override { return true; }
+
+  Support roof_support(Roof r) override {
+    open();
+    if (!rt_) return Support::no("OpenCL backend unavailable: " + why_);
+    if (r == Roof::fma_f16 && !has_fp16(rt_->device()))
+      return Support::no(rt_->device_name() + " has no F16 arithmetic (cl_khr_fp16)");
+    return Support::yes();
+  }
+
+  std::unique_ptr<RoofRun> prepare_roof(Roof r) override {
+    const Support s = roof_support(r);
+    check(s.ok, "opencl: {}: {}", roof_name(r), s.reason);
+    const RoofShape shape = roof_shape(r, rt_->limits());
+    auto run = std::make_unique<RoofRun>();
+    run->c = make_roof_case(r, shape);
+    run->detail = shape.detail + " on " + rt_->device_name();
+    auto launch = std::make_unique<ClLaunch>(*rt_, run->c.io, run->c.outputs);
+    launch->upload();
+    static const Params kNoParams;
+    Planner planner(*rt_, kNoParams, run->c.io, launch->buffers(), DType::F32);
+    plan_roof(r, shape, run->c, planner);
+    launch->set_dispatches(planner.take());
+    run->launch = std::move(launch);
+    return run;
   }
 
  private:

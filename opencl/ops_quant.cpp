@@ -41,6 +41,12 @@ std::string GemvShape::defines() const { return fmt::format("-DR={} -DWG={} -DU=
 
 namespace {
 
+// The GPU decode GEMV (gemv_quant_m1.cl): 256 work-items (8 warps of 32) and 4 rows a work-group, so a
+// 4096-row decode is 1024 groups, about one full wave of an H100's 132 compute units, each work-item
+// with four rows' words in flight (the same shape as the Vulkan kernel's on a 32-wide device).
+constexpr size_t kGemvM1Wg = 256;
+constexpr int kGemvM1Rows = 4;
+
 void plan_dequantize(Planner& pl) {
   const auto& p = pl.params<QuantRowsParams>();
   pl.dispatch(pl.kernel("dequantize.cl", "dequantize_rows", kind_defines(p.kind)),
@@ -53,6 +59,15 @@ void plan_dequantize(Planner& pl) {
 void gguf_gemm(Planner& pl, QuantKind kind, cl_mem a, cl_mem w, cl_mem out, int64_t m, int64_t n_rows,
                int64_t n_cols, int64_t ldo, int64_t ocol0) {
   const std::string kdefs = kind_defines(kind);
+  if (m == 1 && !pl.limits().cpu && quant::format(kind)) {
+    // GPU decode: word slots, kGemvM1Rows rows a work-group (gemv_quant_m1.cl).
+    const size_t wg = std::min<size_t>(kGemvM1Wg, pl.limits().max_work_group & ~size_t{63});
+    check(wg >= 64, "OpenCL decode GEMV: the device's work-groups ({} items) are below 64", pl.limits().max_work_group);
+    pl.dispatch(pl.kernel("gemv_quant_m1.cl", "gemv_quant_m1",
+                          fmt::format("-DQK={} -DR={} -DWG={}", static_cast<int>(kind), kGemvM1Rows, wg)),
+                {ceil_div(n_rows, kGemvM1Rows) * wg}, {wg}, a, w, out, n_rows, n_cols, ocol0);
+    return;
+  }
   if (m <= 8) {
     const GemvShape g = gemv_shape(pl, kind, m, n_cols);
     pl.dispatch(pl.kernel("gemv_quant.cl", "gemv_quant", fmt::format("-DGM={} {} {}", m, g.defines(), kdefs)),

@@ -5,7 +5,7 @@
 # and coreutils (python3, when there, adds the benchmark summary table).
 #
 #   bash run.sh [--tier smoke|ci|full] [--results DIR] [--require B1,B2] [--backends B1,B2]
-#               [--no-bench | --no-matrix] [--bench-filter REGEX] [--min-time SECONDS]
+#               [--no-bench | --no-matrix] [--bench-filter REGEX] [--dtypes LIST] [--min-time SECONDS]
 #
 # A backend whose driver is missing is reported unavailable, not failed, unless --require names it.
 # Exit 1 when a slice of the matrix fails, a required backend is unavailable or the benchmarks error.
@@ -19,8 +19,11 @@ bench=1
 matrix=1
 # The decode presets CI times on opencl and vulkan (ci/main-job.sh), on cpu too, and the machine
 # limits the summary sets them against (triad, FMA peak, SGEMM at m512; CLBlast at the same shape).
+# The device backends' own roofs (baseline/device_{read,copy,fma_f32,fma_f16}/<backend>) are added to
+# this or any --bench-filter, so each opencl / vulkan benchmark is printed as a fraction of its device's.
 bench_filter='^(gemm|rms_norm|flash_attention)/(cpu|opencl|vulkan)/(m1_n4096_k4096|t512_d4096|decode_h32_kv8_hd128_ctx4096)/|^baseline/(stream_triad|fma_peak|cblas_sgemm/m512_n4096_k4096|clblast_sgemm/(m1|m512)_n4096_k4096)'
 min_time=0.1
+dtypes=F32  # the float dtypes the benchmarks register (touchstone-bench --dtypes: F32,F16 or all)
 only=""
 usage() { grep -A1 '^#   bash run.sh' "$0" | sed 's/^# *//' >&2; exit 1; }
 while [ $# -gt 0 ]; do
@@ -33,6 +36,7 @@ while [ $# -gt 0 ]; do
     --no-matrix) matrix=0 ;;
     --bench-filter) bench_filter=${2:?}; shift ;;
     --min-time) min_time=${2:?}; shift ;;
+    --dtypes) dtypes=${2:?}; shift ;;
     -h|--help) usage ;;
     *) echo "run.sh: unknown option '$1'" >&2; usage ;;
   esac
@@ -97,7 +101,14 @@ done
 
 if [ "$bench" = 1 ]; then
   say "benchmarks (decode presets, min time ${min_time}s): $results/bench.txt"
-  if touchstone-bench --benchmark_filter="$bench_filter" --benchmark_min_time="$min_time" \
+  # The device roofs of the device backends this run takes (all of them, or those --backends names).
+  roof_backends=""
+  for b in opencl vulkan; do
+    if [ -z "$only" ] || [[ ",$only," == *",$b,"* ]]; then roof_backends="${roof_backends:+$roof_backends|}$b"; fi
+  done
+  [ -n "$roof_backends" ] && bench_filter="($bench_filter)|^baseline/device_[a-z0-9_]+/($roof_backends)(/|\$)"
+  echo "$bench_filter" >"$results/bench-filter.txt"
+  if touchstone-bench --dtypes="$dtypes" --benchmark_filter="$bench_filter" --benchmark_min_time="$min_time" \
       --benchmark_out="$results/bench.json" --benchmark_out_format=json >"$results/bench.txt" 2>&1; then
     # Failed benchmarks (a setup or execute error, a wrong baseline result) fail the run; the ones
     # a backend does not take or cannot run here ("unsupported: ", "unavailable: ") do not.

@@ -11,6 +11,11 @@ compute-bound and judged as a fraction of OpenBLAS SGEMM at m512 (and of the FMA
 the run's "normalised" figure: it is what stays comparable between a noisy run and a quiet one, or
 between two machines.
 
+A device backend whose own roofs the run measured (baseline/device_{read,copy,fma_f32,fma_f16}/<backend>,
+bench/device_roofs.cpp) is judged against them instead of the host's: its copy stream plays the
+triad's part, its read stream the read stream's, its F32 FMA peak the FMA peak's, and CLBlast SGEMM
+(opencl only: it runs on the opencl device) OpenBLAS's. Every fraction carries the name of its roof.
+
 No plotting here: this module needs only the standard library.
 """
 import json
@@ -27,6 +32,16 @@ SGEMM_PRESET = "m512_n4096_k4096"
 SGEMM = "baseline/cblas_sgemm/" + SGEMM_PRESET
 CLBLAST_SGEMM = "baseline/clblast_sgemm/" + SGEMM_PRESET
 BASELINE_FILTER = "^baseline/(stream_triad|stream_read|fma_peak|cblas_sgemm/m512_n4096_k4096)"
+# A device backend's roofs: baseline/device_<roof>/<backend>.
+DEVICE_ROOFS = ("device_read", "device_copy", "device_fma_f32", "device_fma_f16")
+
+
+def device_roof_filter(backends):
+    """The benchmark regex of the device roofs of these backends (None for none)."""
+    backends = sorted(set(backends))
+    # Google Benchmark matches the full name, "/manual_time" included: the backend ends at a slash.
+    return f"^baseline/device_[a-z0-9_]+/({'|'.join(backends)})(/|$)" if backends else None
+
 # Reasons touchstone-bench gives for a benchmark that cannot run here, as opposed to one that failed.
 SKIP_PREFIXES = ("unsupported: ", "backend unavailable: ", "unavailable: ")
 RECORD_FORMAT = 1
@@ -108,6 +123,24 @@ def rate(rows, name, key):
     return None if r is None or r.get("error_occurred") else (number(r, key) or None)
 
 
+# The names of the roofs each fraction is taken of: the host's, and a device's (where "triad" is its
+# copy stream, "sgemm" CLBlast's on the opencl device, "fma" its F32 FMA peak).
+HOST_ROOF_NAMES = {"triad": "triad", "read": "read", "sgemm": "sgemm", "fma": "fma"}
+DEVICE_ROOF_NAMES = {"triad": "dev copy", "read": "dev read", "sgemm": "clblast", "fma": "dev fma"}
+
+
+@dataclass
+class DeviceRoofs:
+    """One device backend's own roofs in bytes/s and flop/s (None where not measured)."""
+    read: Optional[float] = None
+    copy: Optional[float] = None
+    fma_f32: Optional[float] = None
+    fma_f16: Optional[float] = None
+
+    def any(self):
+        return bool(self.read or self.copy)
+
+
 @dataclass
 class Limits:
     """The machine's limits, in bytes/s and flop/s; None where the run did not measure one."""
@@ -117,16 +150,42 @@ class Limits:
     sgemm: Optional[float] = None    # OpenBLAS SGEMM at m512: the compute-bound figures' yardstick
     clblast: Optional[float] = None  # CLBlast SGEMM at m512 on the OpenCL device, where built
     source: str = "baselines"        # "record" when a bench record's own limits were used
+    devices: dict = field(default_factory=dict)  # backend -> DeviceRoofs, where the run measured them
+    names: dict = field(default_factory=lambda: dict(HOST_ROOF_NAMES))  # the roof each fraction is of
+    device: str = ""                 # the backend whose device roofs these are ("": the host's)
 
     @property
     def balance(self):
         return self.fma / self.triad if self.fma and self.triad else None
 
+    def for_backend(self, backend):
+        """The limits a benchmark of `backend` is judged by: its device's roofs where the run has them
+        (a roof it lacks stays None rather than borrowing the host's), else the host's."""
+        d = self.devices.get(backend)
+        if not d or not d.any():
+            return self
+        return Limits(triad=d.copy, fma=d.fma_f32, read=d.read, sgemm=self.clblast if backend == "opencl" else None,
+                      clblast=self.clblast, source=self.source, devices=self.devices,
+                      names=dict(DEVICE_ROOF_NAMES), device=backend)
+
+
+def device_roofs_from_baselines(rows):
+    """backend -> DeviceRoofs from the run's baseline/device_<roof>/<backend> rows that succeeded."""
+    out = {}
+    for name, row in rows.items():
+        parts = name.split("/")
+        if len(parts) != 3 or parts[0] != "baseline" or parts[1] not in DEVICE_ROOFS or row.get("error_occurred"):
+            continue
+        d = out.setdefault(parts[2], DeviceRoofs())
+        roof = parts[1][len("device_"):]
+        setattr(d, roof, number(row, "flops" if roof.startswith("fma") else "bytes_per_second") or None)
+    return out
+
 
 def limits_from_baselines(rows):
     return Limits(triad=rate(rows, TRIAD, "bytes_per_second"), fma=rate(rows, FMA, "flops"),
                   read=rate(rows, READ, "bytes_per_second"), sgemm=rate(rows, SGEMM, "flops"),
-                  clblast=rate(rows, CLBLAST_SGEMM, "flops"))
+                  clblast=rate(rows, CLBLAST_SGEMM, "flops"), devices=device_roofs_from_baselines(rows))
 
 
 @dataclass
@@ -138,6 +197,7 @@ class Figure:
     of_sgemm: Optional[float]
     of_peak: Optional[float]
     of_read: Optional[float] = None  # memory-bound figures: of the read-only stream, where measured
+    names: dict = field(default_factory=lambda: dict(HOST_ROOF_NAMES))  # roof of each fraction
 
     @property
     def normalised(self):
@@ -155,7 +215,13 @@ def classify(row, limits, bytes_per_second=None, flops=None):
     of_sgemm = fl / limits.sgemm if limits.sgemm and fl and bound != "mem" else None
     of_peak = fl / limits.fma if limits.fma and fl else None
     of_read = bw / limits.read if limits.read and bw and bound != "compute" else None
-    return Figure(bound, intensity, of_triad, of_sgemm, of_peak, of_read)
+    return Figure(bound, intensity, of_triad, of_sgemm, of_peak, of_read, dict(limits.names))
+
+
+def classify_named(name, row, limits):
+    """classify() against the limits the benchmark `name` is judged by (its device's, where measured)."""
+    parts = op_parts(name)
+    return classify(row, limits.for_backend(parts[1]) if parts else limits)
 
 
 def normalised_reps(row, limits):
@@ -217,7 +283,32 @@ def _record_limits(record, rows, path):
     return Limits(triad=positive(lim.get("stream_triad_bytes_per_second"), "stream_triad_bytes_per_second"),
                   fma=positive(lim.get("fma_peak_flops"), "fma_peak_flops"),
                   sgemm=positive(sgemm[SGEMM_PRESET], f"sgemm_flops.{SGEMM_PRESET}"),
-                  clblast=rate(rows, CLBLAST_SGEMM, "flops"), source="record")
+                  clblast=rate(rows, CLBLAST_SGEMM, "flops"), source="record",
+                  devices=_record_devices(lim, rows, path))
+
+
+def _record_devices(lim, rows, path):
+    """A record's device roofs ("device_roofs": {backend: {read, copy, fma_f32, fma_f16}}, each in bytes/s or
+    flop/s), or the rows' own where the record has none (a record made before it kept them)."""
+    devs = lim.get("device_roofs")
+    if devs is None:
+        return device_roofs_from_baselines(rows)
+    if not isinstance(devs, dict):
+        raise RunError(f"{path}: the record's device_roofs is not an object")
+    out = {}
+    for backend, roofs in devs.items():
+        if not isinstance(roofs, dict):
+            raise RunError(f"{path}: the record's device_roofs.{backend} is not an object")
+        d = DeviceRoofs()
+        for key, v in roofs.items():
+            if key not in ("read", "copy", "fma_f32", "fma_f16"):
+                raise RunError(f"{path}: the record's device_roofs.{backend} has an unknown roof {json.dumps(key)}")
+            if not isinstance(v, (int, float)) or isinstance(v, bool) or not v > 0:
+                raise RunError(f"{path}: the record's device_roofs.{backend}.{key} is {json.dumps(v)}, not a "
+                               "positive number")
+            setattr(d, key, float(v))
+        out[backend] = d
+    return out
 
 
 _TEXT_FIELDS = ("run_name", "run_type", "aggregate_name", "label", "error_message")

@@ -6,7 +6,7 @@ network, so it opens the same offline, from a CI artifact or a copied folder.
 import os
 from html import escape
 
-from benchruns import classify, describe_machine, number, seconds
+from benchruns import classify, classify_named, describe_machine, number, seconds
 
 STYLE = """
 body { font-family: sans-serif; margin: 1.5em 2em; color: #222; max-width: 1400px; }
@@ -51,29 +51,34 @@ def runs_table(runs):
         devices = "<br>".join(escape(f"{d.get('backend', '?')}: {d.get('device', '?')}"
                                      + (f" ({d['driver']})" if d.get("driver") else ""))
                               for d in run.devices if isinstance(d, dict))
+        roofs = "<br>".join(escape(f"{b}: read {_gb(d.read)} GB/s, copy {_gb(d.copy)} GB/s, FMA {_gb(d.fma_f32)} "
+                                   f"GFLOP/s F32, {_gb(d.fma_f16)} F16")
+                            for b, d in sorted(lim.devices.items()))
         rows.append([escape(run.label), f"<span title=\"{escape(run.path)}\">{escape(os.path.basename(run.path))}</span>", commit or "&mdash;", escape(str(rec.get("build_type", ""))),
                      escape(describe_machine(run)), escape(str(run.context.get("date", ""))), f"<div class=\"devices\">{devices}</div>",
                      _gb(lim.triad), _gb(lim.fma), _gb(lim.sgemm), _gb(lim.clblast),
-                     f"{lim.balance:.1f}" if lim.balance else "n/a",
+                     f"{lim.balance:.1f}" if lim.balance else "n/a", roofs or "&mdash;",
                      "the record" if lim.source == "record" else "the run's baselines"])
     return _table(["run", "file", "commit", "build", "machine", "date", "devices", "triad GB/s", "FMA peak GFLOP/s",
-                   "SGEMM m512 GFLOP/s", "CLBlast m512 GFLOP/s", "balance FLOP/byte", "limits from"], rows,
+                   "SGEMM m512 GFLOP/s", "CLBlast m512 GFLOP/s", "balance FLOP/byte", "device roofs", "limits from"], rows,
                   numeric={7, 8, 9, 10, 11})
 
 
 def benchmarks_table(run, backend):
     rows = []
+    lim = run.limits.for_backend(backend)  # a device backend's own roofs where the run measured them
     for name, row, op, b, preset, dtype in run.op_rows():
         if b != backend:
             continue
-        f = classify(row, run.limits)
+        f = classify(row, lim)
         reps = len(row.get("_reps", []))
         rows.append([escape(f"{op} {preset} {dtype}"), escape(row.get("label", "")), _time(row),
                      f"{number(row, 'bytes_per_second') / 1e9:.2f}", f"{number(row, 'flops') / 1e9:.2f}",
                      "" if f.intensity == float("inf") else f"{f.intensity:.3g}", f.bound,
                      _pct(f.of_triad), _pct(f.of_sgemm), _pct(f.of_peak), str(reps) if reps else "median"])
-    return _table(["benchmark", "parameters", "time (median)", "GB/s", "GFLOP/s", "FLOP/byte", "bound", "of triad",
-                   "of SGEMM", "of FMA peak", "repetitions"], rows, numeric={2, 3, 4, 5, 7, 8, 9})
+    n = lim.names
+    return _table(["benchmark", "parameters", "time (median)", "GB/s", "GFLOP/s", "FLOP/byte", "bound", f"of {n['triad']}",
+                   f"of {n['sgemm']}", f"of {n['fma']} peak", "repetitions"], rows, numeric={2, 3, 4, 5, 7, 8, 9})
 
 
 def skipped_list(run):
@@ -97,11 +102,11 @@ def comparison_table(runs, names):
             if row is None or row.get("error_occurred"):
                 cells.append("&mdash;")
                 continue
-            f = classify(row, run.limits)
+            f = classify_named(name, row, run.limits)
             v = f.normalised
             rate = f"{number(row, 'bytes_per_second') / 1e9:.2f} GB/s" if f.bound == "mem" else \
                 f"{number(row, 'flops') / 1e9:.2f} GFLOP/s"
-            text = f"{_pct(v)} of {'triad' if f.bound == 'mem' else 'SGEMM'} ({rate}, {_time(row)})"
+            text = f"{_pct(v)} of {f.names['triad'] if f.bound == 'mem' else f.names['sgemm']} ({rate}, {_time(row)})"
             if i == 0:
                 base = v
             elif v is not None and base:

@@ -39,7 +39,8 @@ def roofline(run, backend, path):
     """Achieved GFLOP/s against arithmetic intensity for the backend's op benchmarks, with the machine's
     measured roofs. Returns the benchmarks left out (no flops or no bytes in the cost model: a log axis
     has no place for them)."""
-    lim = run.limits
+    lim = run.limits.for_backend(backend)  # a device backend's own roofs where the run measured them
+    mem_roof = f"{backend} device copy" if lim.device else "STREAM triad"
     points, left_out = {}, []
     for name, row, op, b, preset, dtype in run.op_rows():
         if b != backend:
@@ -61,11 +62,14 @@ def roofline(run, backend, path):
     if lim.triad:
         peak = lim.fma or max(roofs, default=None)
         ax.plot(grid, [min(lim.triad * x, peak) / 1e9 if peak else lim.triad * x / 1e9 for x in grid], "k-", lw=2,
-                label=f"roofline: STREAM triad {lim.triad / 1e9:.1f} GB/s"
-                      + (f", FMA peak {lim.fma / 1e9:.0f} GFLOP/s" if lim.fma else ""))
+                label=f"roofline: {mem_roof} {lim.triad / 1e9:.1f} GB/s"
+                      + (f", {'device F32 ' if lim.device else ''}FMA peak {lim.fma / 1e9:.0f} GFLOP/s" if lim.fma else ""))
+    if lim.device and lim.read:
+        ax.plot(grid, [min(lim.read * x, lim.fma or float("inf")) / 1e9 for x in grid], color="tab:green", ls="-.", lw=1.2,
+                label=f"{backend} device read stream {lim.read / 1e9:.1f} GB/s")
     elif lim.fma:
         ax.axhline(lim.fma / 1e9, color="k", lw=2, label=f"FMA peak {lim.fma / 1e9:.0f} GFLOP/s")
-    if lim.sgemm:
+    if lim.sgemm and not lim.device:
         ax.axhline(lim.sgemm / 1e9, color="0.35", ls="--", lw=1.2,
                    label=f"OpenBLAS SGEMM m512: {lim.sgemm / 1e9:.1f} GFLOP/s")
     if backend == "opencl" and lim.clblast:
@@ -95,7 +99,7 @@ def fractions(run, backend, path):
     bars = []
     for name, row, op, b, preset, dtype in run.op_rows():
         if b == backend:
-            f = classify(row, run.limits)
+            f = classify(row, run.limits.for_backend(backend))
             if f.normalised is not None:
                 bars.append((f"{op} {preset} {dtype}", f.normalised, f.bound))
     if not bars:
@@ -133,12 +137,13 @@ def comparison(runs, backend, names, path):
             row = run.rows.get(name)
             if row is None or row.get("error_occurred"):
                 continue
-            v = classify(row, run.limits).normalised
+            lim = run.limits.for_backend(backend)
+            v = classify(row, lim).normalised
             if v is None:
                 continue
             ys.append(j - 0.4 + height * (i + 0.5))
             vals.append(100 * v)
-            reps = normalised_reps(row, run.limits)
+            reps = normalised_reps(row, lim)
             if reps:  # a run of aggregates only has no spread to show
                 whiskers.append((ys[-1], 100 * v, 100 * (v - min(reps)), 100 * (max(reps) - v)))
                 top = max(top, max(reps))

@@ -57,7 +57,7 @@ def comparable(runs, backend):
     count = {}
     for run in runs:
         for name, row, _, b, _, _ in run.op_rows():
-            if b == backend and classify(row, run.limits).normalised is not None:
+            if b == backend and classify(row, run.limits.for_backend(b)).normalised is not None:
                 count[name] = count.get(name, 0) + 1
     return [n for n, c in count.items() if c >= 2]
 

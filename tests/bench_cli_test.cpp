@@ -188,6 +188,54 @@ TEST(BenchCli, RegressionFailsImprovementDoesNot) {
   EXPECT_NE(floor.out.find("small change"), std::string::npos) << floor.out;
 }
 
+// A run with a device backend's own roofs (bench/device_roofs.cpp) at `copy_gbs` (read: 1.25x that) and
+// 1 TFLOP/s of F32 FMA.
+json with_device_roofs(json bench, const std::string& backend, double copy_gbs) {
+  for (int i = 0; i < 10; ++i) {
+    const double wiggle = 1 + 0.01 * ((i * 3) % 5 - 2);
+    bench["benchmarks"].push_back(repetition("baseline/device_copy/" + backend, i, 0.01, copy_gbs * 1e9 * wiggle, 0));
+    bench["benchmarks"].push_back(
+        repetition("baseline/device_read/" + backend, i, 0.01, 1.25 * copy_gbs * 1e9 * wiggle, 0));
+    bench["benchmarks"].push_back(repetition("baseline/device_fma_f32/" + backend, i, 0.01, 0, 1e12 * wiggle));
+  }
+  return bench;
+}
+
+const std::string kDeviceOp = "gemm_quant/vulkan/Q4_K_m1_n4096_k14336/F32";
+
+// The device roofs go into the record, and a device backend's benchmarks are judged against them: the
+// device ran 30% slower (its copy stream and the kernel alike) on an unchanged host, which is no
+// regression of the kernel (against the host's triad it would read as one).
+TEST(BenchCli, DeviceBenchmarksAreJudgedAgainstTheirDevicesRoofs) {
+  const fs::path old_rec = record_of(with_device_roofs(bench_json(10, 80, {{kDeviceOp, 500}}), "vulkan", 1000), "dold.json");
+  const fs::path new_rec = record_of(with_device_roofs(bench_json(10, 80, {{kDeviceOp, 350}}), "vulkan", 700), "dnew.json");
+  std::ifstream in(old_rec);
+  const json roofs = json::parse(in)["touchstone"]["limits"]["device_roofs"];
+  EXPECT_NEAR(roofs["vulkan"]["copy"].get<double>(), 1000e9, 1e3);
+  EXPECT_NEAR(roofs["vulkan"]["read"].get<double>(), 1250e9, 1e3);
+  EXPECT_NEAR(roofs["vulkan"]["fma_f32"].get<double>(), 1e12, 1e3);
+  EXPECT_FALSE(roofs["vulkan"].contains("fma_f16"));  // not measured: not recorded
+  const test::CliResult r = run_cli("bench compare " + old_rec.string() + " --against " + new_rec.string());
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("mem dev"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("vulkan device copy"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("-30.0%"), std::string::npos) << r.out;  // the raw change, shown
+  EXPECT_EQ(r.out.find("REGRESSION"), std::string::npos) << r.out;
+  // Without the device's roofs in one of the records, the host's triad judges it: a regression.
+  const fs::path host_only = record_of(bench_json(10, 80, {{kDeviceOp, 350}}), "dhost.json");
+  const test::CliResult h = run_cli("bench compare " + old_rec.string() + " --against " + host_only.string());
+  EXPECT_EQ(h.exit_code, 1) << h.out << h.err;
+  EXPECT_NE(h.out.find("REGRESSION"), std::string::npos) << h.out;
+  // A device roof that is not a positive number is bad input.
+  std::ifstream in2(old_rec);
+  json bad = json::parse(in2);
+  bad["touchstone"]["limits"]["device_roofs"]["vulkan"]["copy"] = -1;
+  const fs::path bad_rec = temp("dbad.json");
+  write(bad_rec, bad.dump());
+  expect_one_line_error("bench compare " + bad_rec.string() + " --against " + new_rec.string(),
+                        "device_roofs.vulkan.copy is not a positive number");
+}
+
 TEST(BenchCli, BenchmarksMissingFromOneSideAreListed) {
   const fs::path old_rec = record_of(bench_json(10, 80, {{kOp, 5}, {"gelu/cpu/t2048_ff4096/F32", 4}}), "old.json");
   const fs::path new_rec = record_of(bench_json(10, 80, {{kOp, 5}, {"silu/cpu/t2048_ff4096/F32", 4}}), "new.json");

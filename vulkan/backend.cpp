@@ -9,6 +9,7 @@
 
 #include "vulkan/pipelines.h"
 #include "vulkan/plan.h"
+#include "vulkan/plan_roofs.h"
 #include "vulkan/runtime.h"
 
 namespace ts {
@@ -31,7 +32,9 @@ class VulkanImpl;
 
 class VulkanLaunch final : public Launch {
  public:
-  VulkanLaunch(VulkanImpl& b, const Problem& pr, TensorMap& io, std::vector<Dispatch> plan);
+  // `what` names the work in messages (the op); `outputs` are the tensors finish() brings back.
+  VulkanLaunch(VulkanImpl& b, std::string what, std::vector<std::string> outputs, TensorMap& io,
+               std::vector<Dispatch> plan);
   ~VulkanLaunch() override;
   void execute() override;
   double last_seconds() const override { return seconds_; }
@@ -79,9 +82,11 @@ class VulkanImpl final : public Backend {
     init();
     if (!ctx_) return {false, reason_};
     const DeviceInfo& d = ctx_->info();
-    return {true, fmt::format("{} (subgroup size {}, {} reductions{}{})", d.name, d.subgroup_size,
-                              use_subgroups() ? "subgroup" : "shared-memory", d.storage16 ? ", 16-bit storage" : "",
-                              ctx_->validation() ? ", validation on" : "")};
+    const GemvShape g = gemv_shape(target(DType::F32));
+    return {true, fmt::format("{} (subgroup size {}, {} reductions{}{}{}; decode GEMV {} invocations x {} rows a group)",
+                              d.name, d.subgroup_size, use_subgroups() ? "subgroup" : "shared-memory",
+                              d.storage16 ? ", 16-bit storage" : "", d.float16 ? ", F16 arithmetic" : "",
+                              ctx_->validation() ? ", validation on" : "", g.wg, g.rows)};
   }
 
   Support supports(const Problem& pr) override {
@@ -106,8 +111,15 @@ class VulkanImpl final : public Backend {
     check(ctx_ != nullptr, "Vulkan backend unavailable: {}", reason_);
     auto it = planners_.find(pr.op->name());
     check(it != planners_.end(), "vulkan: no kernel for {}", pr.op->name());
+    const Target t = target(pr.dtype);
+    return std::make_unique<VulkanLaunch>(*this, pr.op->name(), pr.output_names(), io,
+                                          it->second.plan(pr.params, io, t));
+  }
+
+  // What a planner may depend on: the storage dtype and the device's limits and features.
+  Target target(DType dtype) {
     Target t;
-    t.dtype = pr.dtype;
+    t.dtype = dtype;
     t.subgroups = use_subgroups();
     for (int i = 0; i < 3; ++i) t.max_groups[i] = ctx_->info().props.limits.maxComputeWorkGroupCount[i];
     t.max_range = ctx_->info().props.limits.maxStorageBufferRange;
@@ -117,9 +129,34 @@ class VulkanImpl final : public Backend {
       t.max_range = std::min<uint64_t>(t.max_range, static_cast<uint64_t>(std::atoll(v)));
     t.offset_align = std::max<uint64_t>(4, ctx_->info().props.limits.minStorageBufferOffsetAlignment);
     const bool cpu = ctx_->info().props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+    t.cpu = cpu;
+    t.subgroup_size = std::max<uint32_t>(1, ctx_->info().subgroup_size);
     t.group_cap = cpu ? kCpuGroupCap : t.max_groups[0];
     t.fill_groups = cpu ? kCpuFillGroups : kGpuFillGroups;
-    return std::make_unique<VulkanLaunch>(*this, pr, io, it->second.plan(pr.params, io, t));
+    return t;
+  }
+
+  bool has_device_roofs() const override { return true; }
+
+  Support roof_support(Roof r) override {
+    init();
+    if (!ctx_) return Support::no("Vulkan backend unavailable: " + reason_);
+    if (r == Roof::fma_f16 && !ctx_->info().float16)
+      return Support::no(ctx_->info().name + " has no F16 arithmetic (shaderFloat16 of VK_KHR_shader_float16_int8)");
+    return Support::yes();
+  }
+
+  std::unique_ptr<RoofRun> prepare_roof(Roof r) override {
+    const Support s = roof_support(r);
+    check(s.ok, "vulkan: {}: {}", roof_name(r), s.reason);
+    const bool cpu = ctx_->info().props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+    RoofPlan plan = plan_roof(r, target(DType::F32), cpu);
+    auto run = std::make_unique<RoofRun>();
+    run->c = std::move(plan.c);
+    run->detail = plan.detail + " on " + ctx_->info().name;
+    run->launch = std::make_unique<VulkanLaunch>(*this, roof_name(r), run->c.outputs, run->c.io,
+                                                 std::move(plan.dispatches));
+    return run;
   }
 
   // Subgroup variants where the device has the arithmetic ops, unless TOUCHSTONE_VULKAN_SUBGROUPS=0
@@ -198,8 +235,9 @@ class VulkanImpl final : public Backend {
   uint32_t evict_count_ = 0;
 };
 
-VulkanLaunch::VulkanLaunch(VulkanImpl& b, const Problem& pr, TensorMap& io, std::vector<Dispatch> plan)
-    : b_(b), ctx_(b.ctx()), op_(pr.op->name()), io_(io), outputs_(pr.output_names()), plan_(std::move(plan)) {
+VulkanLaunch::VulkanLaunch(VulkanImpl& b, std::string what, std::vector<std::string> outputs, TensorMap& io,
+                           std::vector<Dispatch> plan)
+    : b_(b), ctx_(b.ctx()), op_(std::move(what)), io_(io), outputs_(std::move(outputs)), plan_(std::move(plan)) {
   try {
     setup();
   } catch (...) {

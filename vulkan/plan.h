@@ -59,6 +59,8 @@ struct Target {
   uint64_t max_range = 1ull << 27;  // maxStorageBufferRange
   uint64_t offset_align = 256;      // minStorageBufferOffsetAlignment
   uint64_t max_shared = 16384;      // maxComputeSharedMemorySize
+  uint32_t subgroup_size = 1;       // the device's (VkPhysicalDeviceSubgroupProperties)
+  bool cpu = false;                 // a CPU driver (lavapipe): few fat work groups
 
   // Rows [begin, begin + count) windows of a [rows, row_bytes] tensor, each within max_range and
   // starting at an aligned offset; one window when the tensor fits. Error when no row split works.
@@ -68,6 +70,13 @@ struct Target {
   // device has subgroups and the kernel list (vulkan/kernels.inc) says the kernel has one.
   std::string variant(Kernel k) const;
 };
+
+// The decode GEMV's shape on this device (shaders/gemv_quant_m1.comp): invocations and rows per work
+// group. Printed in the backend's description, so every benchmark run states it.
+struct GemvShape {
+  uint32_t wg = 64, rows = 4;
+};
+GemvShape gemv_shape(const Target& tg);
 
 // Push-constant words built field by field, in the order of the shader's block.
 class Push {

@@ -2,6 +2,8 @@
 // each weight slab into shared memory for prefill; the block decoding is shaders/quant.glsl), and
 // the GPTQ / AWQ GEMMs. The GGUF kind is a specialization constant (its QuantKind number), so each
 // kernel is one SPIR-V per dtype and the driver folds the other kinds' code away.
+#include <algorithm>
+
 #include "core/ops/quant_params.h"
 #include "core/quant/formats.h"
 #include "vulkan/plan.h"
@@ -47,7 +49,14 @@ void plan_gguf(std::vector<Dispatch>& out, const Target& tg, const std::string& 
     Dispatch d;
     d.bindings = {"a", Binding(weight, n0 * row_bytes, word_range(nn * row_bytes)), "out"};
     d.push = Push().u(m).u(nn).u(n_cols).u(ldo).u(col0 + n0).words();
-    if (m <= kGemvMaxM) {
+    if (m == 1) {
+      // Decode: word slots, NR rows a group (gemv_quant_m1.comp); binding 3 is the activations as vec4s.
+      const GemvShape g = gemv_shape(tg);
+      d.shader = tg.variant(Kernel::gemv_quant_m1);
+      d.bindings.push_back("a");
+      d.spec = {g.wg, kind_spec(kind), g.rows};
+      d.groups = {groups_for(nn, g.rows, std::min(tg.group_cap, tg.max_groups[0])), 1, 1};
+    } else if (m <= kGemvMaxM) {
       d.shader = tg.variant(Kernel::gemv_quant);
       d.spec = {kGemvWg, kind_spec(kind)};
       d.groups = {groups_for(nn, kGemvRows, std::min(tg.group_cap, tg.max_groups[0])), 1, 1};
@@ -116,6 +125,19 @@ void add_quant_planners(PlannerTable& t) {
   add_planner(t, ops::gemm_awq, [](const AwqParams& p, const TensorMap&, const Target& tg) {
     return std::vector{plan_packed(tg, true, p.bits, false, p.m, p.n, p.k, p.group_size)};
   });
+}
+
+// The decode GEMV's shape (gemv_quant_m1.comp). A GPU gets 8 subgroups a group (256 invocations at a
+// subgroup size of 32: 64 words of one row in flight per subgroup pass) and 4 rows a group, so a
+// 4096-row decode launches 1024 groups, 262144 invocations, about one full wave on a GPU of 132
+// compute units, each with four rows' words in flight; the slot's activations, loaded once, serve the
+// four rows. A CPU driver runs a group on one core one invocation after another: 64 invocations and
+// the same 4 rows keep its loops long and its groups few.
+GemvShape gemv_shape(const Target& tg) {
+  GemvShape g;
+  g.rows = 4;
+  g.wg = tg.cpu ? 64u : std::clamp<uint32_t>(8 * tg.subgroup_size, 64u, 256u);
+  return g;
 }
 
 }  // namespace ts::vk

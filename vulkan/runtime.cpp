@@ -180,12 +180,24 @@ Context::Context() {
                                 (sg.supportedOperations & VK_SUBGROUP_FEATURE_BASIC_BIT) &&
                                 (sg.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT);
 
+    // F16 arithmetic is an extension on a 1.1 device (core in 1.2): queried and enabled only where
+    // the device lists it (the F16 FMA roof needs it; no op kernel computes in F16).
+    uint32_t next = 0;
+    TS_VK(vkEnumerateDeviceExtensionProperties(phys_, nullptr, &next, nullptr));
+    std::vector<VkExtensionProperties> dev_exts(next);
+    TS_VK(vkEnumerateDeviceExtensionProperties(phys_, nullptr, &next, dev_exts.data()));
+    bool has_f16_ext = false;
+    for (const auto& e : dev_exts)
+      has_f16_ext |= std::strcmp(e.extensionName, VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME) == 0;
+    VkPhysicalDeviceShaderFloat16Int8FeaturesKHR f16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES_KHR};
     VkPhysicalDevice16BitStorageFeatures s16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
     VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
     f2.pNext = &s16;
+    if (has_f16_ext) s16.pNext = &f16;
     vkGetPhysicalDeviceFeatures2(phys_, &f2);
     info_.storage16 = s16.storageBuffer16BitAccess;
     info_.int16 = f2.features.shaderInt16;
+    info_.float16 = has_f16_ext && f16.shaderFloat16;
 
     uint32_t nf = 0;
     vkGetPhysicalDeviceQueueFamilyProperties(phys_, &nf, nullptr);
@@ -199,9 +211,13 @@ Context::Context() {
     // Enable only what the device has; ops whose variants need a missing feature report unsupported.
     VkPhysicalDevice16BitStorageFeatures en16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
     en16.storageBuffer16BitAccess = s16.storageBuffer16BitAccess;
+    VkPhysicalDeviceShaderFloat16Int8FeaturesKHR en_f16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES_KHR};
+    en_f16.shaderFloat16 = VK_TRUE;
+    if (info_.float16) en16.pNext = &en_f16;
     VkPhysicalDeviceFeatures2 en{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
     en.pNext = &en16;
     en.features.shaderInt16 = f2.features.shaderInt16;
+    const char* f16_ext = VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME;
     const float prio = 1.0f;
     VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
     qci.queueFamilyIndex = family_;
@@ -211,6 +227,8 @@ Context::Context() {
     dci.pNext = &en;
     dci.queueCreateInfoCount = 1;
     dci.pQueueCreateInfos = &qci;
+    dci.enabledExtensionCount = info_.float16 ? 1 : 0;
+    dci.ppEnabledExtensionNames = info_.float16 ? &f16_ext : nullptr;
     TS_VK(vkCreateDevice(phys_, &dci, nullptr, &device_));
     vkGetDeviceQueue(device_, family_, 0, &queue_);
 

@@ -25,6 +25,7 @@ struct DeviceInfo {
   bool subgroup_arithmetic = false;  // KHR arithmetic + basic in the compute stage
   bool storage16 = false;            // storageBuffer16BitAccess: F16 / BF16 tensors
   bool int16 = false;                // shaderInt16
+  bool float16 = false;              // shaderFloat16 (VK_KHR_shader_float16_int8): F16 arithmetic
   bool timestamps = false;
   uint32_t timestamp_bits = 0;
   double timestamp_period_ns = 1;
