@@ -57,11 +57,19 @@ new=$(unpack "$bundle" "$work/new") || exit 1
 } | tee "$results/host.txt"
 
 status=0
+child=""
+trap '[ -n "$child" ] && kill -TERM "$child" 2>/dev/null; wait; exit 124' TERM INT
 step() {  # name, command...: runs it under the time limit, says how it ended
   local name=$1; shift
   local t0; t0=$(date +%s)
-  timeout "$limit" "$@"
+  # In the background, so that a TERM to this script reaches the step: timeout runs it in a process
+  # group of its own, which a signal to this script's group would miss (and a step left running
+  # holds the caller's pipe open).
+  timeout "$limit" "$@" &
+  child=$!
+  wait "$child"
   local rc=$?
+  child=""
   echo "gpu-run: $name: exit $rc after $(( $(date +%s) - t0 )) s$([ $rc = 124 ] && echo " (cut at ${limit} s)")" | tee -a "$results/steps.txt"
   [ $rc = 0 ] || status=1
 }
