@@ -1,4 +1,5 @@
-// Elementwise ops: silu, add and mul (b broadcast), gelu, add_inplace, scaled_add_inplace, add_bias, fused_silu_mul_split(_strided).
+// Elementwise ops: silu, add and mul (b broadcast), gelu, add_inplace, scaled_add_inplace, add_bias,
+// fused_silu_mul_split(_strided).
 // Each element is widened to F32, computed, and rounded once to the tensor's dtype.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "cpu/elementwise.cpp"

@@ -1,6 +1,7 @@
-// gemm, linear_3d, linear_3d_bias: out[m, n] = a[m, k] @ b[n, k]^T (+ bias[n]). Small m (decode) is a memory-bound GEMV over the weight rows,
-// done here with wide loads, several weight rows per pass and the rows split across threads. Large m
-// goes to OpenBLAS's sgemm; F16 / BF16 weights are widened to F32 panel by panel on the way.
+// gemm, linear_3d, linear_3d_bias: out[m, n] = a[m, k] @ b[n, k]^T (+ bias[n]). Small m (decode) is a
+// memory-bound GEMV over the weight rows, done here with wide loads, several weight rows per pass and
+// the rows split across threads. Large m goes to OpenBLAS's sgemm; F16 / BF16 weights are widened to
+// F32 panel by panel on the way.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "cpu/gemm.cpp"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
@@ -118,7 +119,7 @@ void add_rows(float* r, const float* bias, int64_t m, int64_t n) {
 }
 
 // out[m, n] = a[m, k] @ b[n, k]^T (+ bias[n], F32, when not null), every tensor of dtype dt. The
-// bias joins the F32 result before its one rounding to dt (after it, for F32 outputs: no rounding).
+// bias joins the F32 result before its one rounding to dt (F32 outputs: one more F32 addition).
 void gemm_rows(const GemmParams& p, DType dt, const std::byte* a, const std::byte* b, std::byte* out,
                const float* bias) {
   // cblas takes int dimensions.

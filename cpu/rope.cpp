@@ -1,6 +1,8 @@
-// qk_norm_rope and its batched / split-qkv / into-cache variants, and the tensor family's RoPE from positions. All are one transform applied to
-// head rows (optional per-head RMS norm, then rotate-half RoPE at the row's position), differing only
-// in where each row comes from and lands. Rows are widened to F32, transformed in vectors, rounded once.
+// qk_norm_rope and its batched / split-qkv / into-cache variants, and the tensor family's RoPE from
+// positions. All are one transform applied to head rows (optional per-head RMS norm, then rotate-half
+// RoPE at the row's position), differing only in where each row comes from and lands, and in where the
+// cos / sin rows come from (tables, or computed per token). Rows are widened to F32, transformed in
+// vectors, rounded once.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "cpu/rope.cpp"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep

@@ -1,4 +1,5 @@
-// silu, add and mul (b broadcast), gelu, the in-place adds, add_bias and the SiLU-gated splits (kernels/elementwise.cl).
+// silu, add and mul (b broadcast), gelu, the in-place adds, add_bias and the SiLU-gated splits
+// (kernels/elementwise.cl).
 #include "core/ops/core_params.h"
 #include "core/ops/tensor/broadcast.h"
 #include "core/ops/tensor_params.h"

@@ -92,7 +92,12 @@ TEST(TensorValidation, CliExitsOneWithOneLine) {
        "9",
        "parameter 'rotary_dim' must be even"},
       {"gqa_attention",
-       {{"seq_q", "2"}, {"seq_kv", "2"}, {"num_heads", "4"}, {"num_kv_heads", "4"}, {"head_dim", "8"}, {"causal", "true"}},
+       {{"seq_q", "2"},
+        {"seq_kv", "2"},
+        {"num_heads", "4"},
+        {"num_kv_heads", "4"},
+        {"head_dim", "8"},
+        {"causal", "true"}},
        "seq_q",
        "3",
        "parameter 'seq_q' = 3 must not exceed seq_kv = 2"},
@@ -102,18 +107,21 @@ TEST(TensorValidation, CliExitsOneWithOneLine) {
     f.metadata[b.key] = b.value;
     const fs::path in = dir / (b.op + ".safetensors");
     write_safetensors(in.string(), f);
-    const auto r = test::run_cli("run " + in.string() + " --backend reference --out " + (dir / "out.safetensors").string());
+    const std::string out = (dir / "out.safetensors").string();
+    const auto r = test::run_cli("run " + in.string() + " --backend reference --out " + out);
     EXPECT_EQ(r.exit_code, 1) << b.op << ": " << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << b.op << ": " << r.err;
     EXPECT_NE(r.err.find(b.needle), std::string::npos) << b.op << ": " << r.err;
     EXPECT_FALSE(fs::exists(dir / "out.safetensors")) << b.op;
   }
   // A position past 2^24 - 1: a check on the tensor's values, before any kernel.
-  SafetensorsFile f = good_case("apply_rope_positions", {{"seq", "2"}, {"heads", "1"}, {"head_dim", "8"}, {"base", "10000"}});
+  SafetensorsFile f =
+      good_case("apply_rope_positions", {{"seq", "2"}, {"heads", "1"}, {"head_dim", "8"}, {"base", "10000"}});
   f.tensors["positions"].as<uint32_t>()[1] = 1u << 24;
   const fs::path in = dir / "positions.safetensors";
   write_safetensors(in.string(), f);
-  const auto r = test::run_cli("run " + in.string() + " --backend reference --out " + (dir / "out.safetensors").string());
+  const std::string out = (dir / "out.safetensors").string();
+  const auto r = test::run_cli("run " + in.string() + " --backend reference --out " + out);
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   EXPECT_NE(r.err.find("positions[1] = 16777216 is 2^24 or more"), std::string::npos) << r.err;

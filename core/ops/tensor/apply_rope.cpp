@@ -28,8 +28,9 @@ template <class P> OpDef<P> rope_def(bool partial, std::vector<Preset<P>> cases,
   return {
       .name = partial ? "apply_rope_partial" : "apply_rope_positions",
       .family = "tensor",
-      .summary = partial ? "x [seq,heads,hd], positions U32 [seq] -> out: rotate-half RoPE of the first rotary_dim channels"
-                         : "x [seq,heads,hd], positions U32 [seq] -> out: rotate-half RoPE, angle pos * base^(-2i/hd)",
+      .summary = partial
+                     ? "x [seq,heads,hd], positions U32 [seq] -> out: rotate-half RoPE of the first rotary_dim channels"
+                     : "x [seq,heads,hd], positions U32 [seq] -> out: rotate-half RoPE, angle pos * base^(-2i/hd)",
       .tensors = [](const P& p) {
         return std::vector{in("x", {p.seq, p.heads, p.head_dim}), pinned(in("positions", {p.seq}), DType::U32),
                            out("out", {p.seq, p.heads, p.head_dim})};
@@ -69,7 +70,9 @@ template <class P> OpDef<P> rope_def(bool partial, std::vector<Preset<P>> cases,
   };
 }
 
-RopePositionsParams full(int64_t seq, int64_t heads, int64_t hd, float base = 10000.0f) { return {seq, heads, hd, base}; }
+RopePositionsParams full(int64_t seq, int64_t heads, int64_t hd, float base = 10000.0f) {
+  return {seq, heads, hd, base};
+}
 RopePartialParams partial(int64_t seq, int64_t heads, int64_t hd, int64_t rot, float base = 10000.0f) {
   RopePartialParams p;
   static_cast<RopePositionsParams&>(p) = full(seq, heads, hd, base);

@@ -52,7 +52,8 @@ const Op& op_gqa_attention() {
       },
       .cost = [](const P& p, DType dt) {
         const double pairs = attn::visible_pairs(p.seq_q, p.pos_offset(), p.seq_kv, p.causal, 0);
-        const double q = double(p.seq_q * p.num_heads * p.head_dim), kv = double(p.seq_kv * p.num_kv_heads * p.head_dim);
+        const double q = double(p.seq_q * p.num_heads * p.head_dim);
+        const double kv = double(p.seq_kv * p.num_kv_heads * p.head_dim);
         return Cost{4.0 * p.num_heads * pairs * p.head_dim, bytes(dt, 2 * q + 2 * kv)};
       },
       .cases = {
