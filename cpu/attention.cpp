@@ -1,4 +1,4 @@
-// flash_attention, mla_attention and flash_attention_batched_per_cache on the cpu attention engine,
+// flash_attention, mla_attention, flash_attention_batched_per_cache and gqa_attention on the cpu attention engine,
 // and the engine's driver (AttentionRun): blocks of query rows, each over a K/V view, go to the
 // kernels of cpu/attention_kernels.h. Work is split over (sequence, kv head, query block) and, for
 // short query blocks (decode), over fixed key ranges too; the partial softmax states of a block are
@@ -10,6 +10,7 @@
 
 #include "core/ops/core/attention_common.h"
 #include "core/ops/core_params.h"
+#include "core/ops/tensor_params.h"
 #include "cpu/attention_kernels.h"
 #include "cpu/attention_run.h"
 #include "cpu/common.h"
@@ -85,6 +86,34 @@ void mla_attention(const MlaAttentionParams& p, TensorMap& t) {
           const attn::KeyRange vis = attn::visible(p.pos_offset + i, p.kv_len, p.causal, 0);
           const int64_t row = (b * p.num_heads + h) * p.q_len + i;
           run.row(q.data() + row * (r + dr), vis.begin, vis.end, out.data() + row * r * es);
+        }
+    }
+  }
+  run.run();
+}
+
+// gqa_attention: token-major q [seq_q, nh, hd] and k, v [seq_kv, nkv, hd]. The engine reads a kv
+// head's rows where they lie, num_kv_heads * head_dim elements apart: no copy. Queries at positions
+// seq_kv - seq_q + i (causal) see keys [0, that + 1); without causal, every key.
+void gqa_attention(const GqaAttentionParams& p, TensorMap& t) {
+  const Tensor& k = tensor(t, "k");
+  const Tensor& v = tensor(t, "v");
+  Tensor& out = tensor(t, "out");
+  const DType dt = k.dtype();
+  const size_t es = dtype_size(dt);
+  const std::vector<float> q = widen_all(tensor(t, "q"));
+  const int64_t group = p.num_heads / p.num_kv_heads, hd = p.head_dim, row_stride = p.num_kv_heads * hd;
+  const int64_t positions = std::max<int64_t>(1, kRowsPerBlock / group);
+  AttentionRun run(dt, dt, attn::inv_sqrt(double(hd)));
+  for (int64_t kh = 0; kh < p.num_kv_heads; ++kh) {
+    const KvView kv{k.data() + kh * hd * es, row_stride, nullptr, 0, v.data() + kh * hd * es, row_stride, hd, 0, hd};
+    for (int64_t i0 = 0; i0 < p.seq_q; i0 += positions) {
+      run.block(kv);
+      for (int64_t h = kh * group; h < (kh + 1) * group; ++h)
+        for (int64_t i = i0; i < std::min(p.seq_q, i0 + positions); ++i) {
+          const attn::KeyRange vis = attn::visible(p.pos_offset() + i, p.seq_kv, p.causal, 0);
+          const int64_t row = i * p.num_heads + h;
+          run.row(q.data() + row * hd, vis.begin, vis.end, out.data() + row * hd * es);
         }
     }
   }
@@ -210,6 +239,7 @@ void AttentionRun::run() {
 void add_attention(KernelTable& k) {
   k.add(ops::flash_attention, flash_attention);
   k.add(ops::mla_attention, mla_attention);
+  k.add(ops::gqa_attention, gqa_attention);
   k.add(ops::flash_attention_batched_per_cache, flash_attention_batched_per_cache);
 }
 

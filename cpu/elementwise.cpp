@@ -1,4 +1,5 @@
-// Elementwise ops: gelu, add_inplace, scaled_add_inplace, add_bias, fused_silu_mul_split(_strided).
+// Elementwise ops: silu, add and mul (b broadcast), gelu, add_inplace, scaled_add_inplace, add_bias,
+// fused_silu_mul_split(_strided).
 // Each element is widened to F32, computed, and rounded once to the tensor's dtype.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "cpu/elementwise.cpp"
@@ -28,21 +29,61 @@ template <class T> void ScaledAdd(const T* a, const T* HWY_RESTRICT b, float sca
   for (; i < n; ++i) y[i] = from_f<T>(to_f(a[i]) + scale * to_f(b[i]));
 }
 
-// out = silu(gate) * up, silu(g) = g / (1 + exp(-g)).
+// silu(g) = g / (1 + exp(-g)), a vector and a scalar at a time: silu and every SiLU-gated product.
+HWY_INLINE VF SiluF32(DF d, VF g) { return hn::Div(g, hn::Add(hn::Set(d, 1.0f), hn::Exp(d, hn::Neg(g)))); }
+inline float SiluF32(float g) { return g / (1.0f + std::exp(-g)); }
+
+// out = silu(gate) * up.
 template <class T> void SiluMul(const T* HWY_RESTRICT gate, const T* HWY_RESTRICT up, T* HWY_RESTRICT out, int64_t n) {
   const DF d;
   const int64_t N = hn::Lanes(d);
-  const VF one = hn::Set(d, 1.0f);
   int64_t i = 0;
-  for (; i + N <= n; i += N) {
-    const VF g = LoadF(d, gate + i);
-    const VF e = hn::Exp(d, hn::Neg(g));
-    StoreF(d, hn::Mul(hn::Div(g, hn::Add(one, e)), LoadF(d, up + i)), out + i);
+  for (; i + N <= n; i += N) StoreF(d, hn::Mul(SiluF32(d, LoadF(d, gate + i)), LoadF(d, up + i)), out + i);
+  for (; i < n; ++i) out[i] = from_f<T>(SiluF32(to_f(gate[i])) * to_f(up[i]));
+}
+
+void Silu(DType dt, const void* x, void* out, int64_t n) {
+  visit_float(dt, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* xt = static_cast<const T*>(x);
+    T* o = static_cast<T*>(out);
+    const DF d;
+    const int64_t N = hn::Lanes(d);
+    int64_t i = 0;
+    for (; i + N <= n; i += N) StoreF(d, SiluF32(d, LoadF(d, xt + i)), o + i);
+    for (; i < n; ++i) o[i] = from_f<T>(SiluF32(to_f(xt[i])));
+  });
+}
+
+// out[i] = a[i] (+ or *) b[i * b_step] over n elements: b_step 1 walks a row of b, 0 repeats its one
+// element (b broadcast along the row). One F32 operation, one rounding.
+template <bool kMul, class T>
+void BinaryRowT(const T* HWY_RESTRICT a, const T* HWY_RESTRICT b, int64_t b_step, T* HWY_RESTRICT out, int64_t n) {
+  const DF d;
+  const int64_t N = hn::Lanes(d);
+  auto op = [](auto x, auto y) { if constexpr (kMul) return x * y; else return x + y; };
+  auto vop = [](VF x, VF y) { if constexpr (kMul) return hn::Mul(x, y); else return hn::Add(x, y); };
+  int64_t i = 0;
+  if (b_step == 0) {
+    const float b0 = to_f(b[0]);
+    const VF vb = hn::Set(d, b0);
+    for (; i + N <= n; i += N) StoreF(d, vop(LoadF(d, a + i), vb), out + i);
+    for (; i < n; ++i) out[i] = from_f<T>(op(to_f(a[i]), b0));
+    return;
   }
-  for (; i < n; ++i) {
-    const float g = to_f(gate[i]);
-    out[i] = from_f<T>(g / (1.0f + std::exp(-g)) * to_f(up[i]));
-  }
+  for (; i + N <= n; i += N) StoreF(d, vop(LoadF(d, a + i), LoadF(d, b + i)), out + i);
+  for (; i < n; ++i) out[i] = from_f<T>(op(to_f(a[i]), to_f(b[i])));
+}
+
+void BinaryRow(DType dt, bool mul, const void* a, const void* b, int64_t b_step, void* out, int64_t n) {
+  visit_float(dt, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* at = static_cast<const T*>(a);
+    const T* bt = static_cast<const T*>(b);
+    T* o = static_cast<T*>(out);
+    if (mul) BinaryRowT<true>(at, bt, b_step, o, n);
+    else BinaryRowT<false>(at, bt, b_step, o, n);
+  });
 }
 
 void AddScaled(DType dt, const void* a, const void* b, float scale, void* y, int64_t n) {
@@ -115,6 +156,8 @@ HWY_AFTER_NAMESPACE();
 #include <algorithm>
 
 #include "core/ops/core_params.h"
+#include "core/ops/tensor/broadcast.h"
+#include "core/ops/tensor_params.h"
 #include "cpu/kernels.h"
 #include "cpu/thread_pool.h"
 
@@ -122,6 +165,8 @@ namespace ts::cpu {
 HWY_EXPORT(AddScaled);
 HWY_EXPORT(SiluMulRows);
 HWY_EXPORT(Gelu);
+HWY_EXPORT(Silu);
+HWY_EXPORT(BinaryRow);
 
 namespace {
 constexpr int64_t kGrain = 1 << 15;  // elements below which threads cost more than they save
@@ -132,6 +177,21 @@ void add_scaled(Tensor& dst, int64_t dst_off, const Tensor& src, int64_t src_off
   parallel_for(len, kGrain, [&](int64_t lo, int64_t hi) {
     std::byte* y = dst.data() + (dst_off + lo) * es;
     HWY_DYNAMIC_DISPATCH(AddScaled)(dst.dtype(), y, src.data() + (src_off + lo) * es, scale, y, hi - lo);
+  });
+}
+
+// add / mul: out's rows (i0, i1) of d2 elements, each against b's row at bcast::Strides::row.
+void broadcast(const BroadcastParams& p, TensorMap& t, bool mul) {
+  const Tensor& a = tensor(t, "a");
+  const Tensor& b = tensor(t, "b");
+  Tensor& out = tensor(t, "out");
+  const size_t es = dtype_size(a.dtype());
+  const bcast::Strides s = bcast::strides(p);
+  parallel_for(p.d0 * p.d1, std::max<int64_t>(1, kGrain / p.d2), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r)
+      HWY_DYNAMIC_DISPATCH(BinaryRow)(a.dtype(), mul, a.data() + r * p.d2 * es,
+                                      b.data() + s.row(r / p.d1, r % p.d1) * es, s.s2, out.data() + r * p.d2 * es,
+                                      p.d2);
   });
 }
 
@@ -153,6 +213,16 @@ void add_elementwise(KernelTable& k) {
       HWY_DYNAMIC_DISPATCH(Gelu)(x.dtype(), x.data() + lo * es, out.data() + lo * es, hi - lo);
     });
   });
+  k.add(ops::silu, [](const SiluParams& p, TensorMap& t) {
+    const Tensor& x = tensor(t, "x");
+    Tensor& out = tensor(t, "out");
+    const size_t es = dtype_size(x.dtype());
+    parallel_for(p.len, kGrain / 8, [&](int64_t lo, int64_t hi) {
+      HWY_DYNAMIC_DISPATCH(Silu)(x.dtype(), x.data() + lo * es, out.data() + lo * es, hi - lo);
+    });
+  });
+  k.add(ops::add, [](const BroadcastParams& p, TensorMap& t) { broadcast(p, t, false); });
+  k.add(ops::mul, [](const BroadcastParams& p, TensorMap& t) { broadcast(p, t, true); });
   k.add(ops::add_inplace, [](const AddInplaceParams& p, TensorMap& t) {
     add_scaled(tensor(t, "residual"), 0, tensor(t, "x"), 0, 1.0f, p.len);
   });

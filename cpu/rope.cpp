@@ -1,6 +1,8 @@
-// qk_norm_rope and its batched / split-qkv / into-cache variants. All are one transform applied to
-// head rows (optional per-head RMS norm, then rotate-half RoPE at the row's position), differing only
-// in where each row comes from and lands. Rows are widened to F32, transformed in vectors, rounded once.
+// qk_norm_rope and its batched / split-qkv / into-cache variants, and the tensor family's RoPE from
+// positions. All are one transform applied to head rows (optional per-head RMS norm, then rotate-half
+// RoPE at the row's position), differing only in where each row comes from and lands, and in where the
+// cos / sin rows come from (tables, or computed per token). Rows are widened to F32, transformed in
+// vectors, rounded once.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "cpu/rope.cpp"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
@@ -16,9 +18,10 @@ HWY_BEFORE_NAMESPACE();
 namespace ts::cpu::HWY_NAMESPACE {
 
 // One head row of hd elements: with `norm`, x * rsqrt(mean(x^2) + eps) * w; then the first 2 * half
-// elements rotate as pairs (i, i + half) by the position's cos / sin rows; the rest pass through.
-template <class T>
-void HeadRowT(const T* in, T* out, bool norm, const float* w, const T* c, const T* s, int64_t hd, int64_t half,
+// elements rotate as pairs (i, i + half) by the position's cos / sin rows (of the activation dtype T,
+// or F32 when computed from a position); the rest pass through.
+template <class T, class C>
+void HeadRowT(const T* in, T* out, bool norm, const float* w, const C* c, const C* s, int64_t hd, int64_t half,
               float eps, bool stream) {
   const DF d;
   const int64_t N = hn::Lanes(d);
@@ -51,9 +54,12 @@ void HeadRowT(const T* in, T* out, bool norm, const float* w, const T* c, const 
 }
 
 void HeadRow(DType dt, const void* in, void* out, bool norm, const float* w, const void* cos_row,
-             const void* sin_row, int64_t hd, int64_t half, float eps, bool stream) {
+             const void* sin_row, int64_t hd, int64_t half, float eps, bool stream, bool f32_tables) {
   visit_float(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;
+    if (f32_tables)
+      return HeadRowT(static_cast<const T*>(in), static_cast<T*>(out), norm, w, static_cast<const float*>(cos_row),
+                      static_cast<const float*>(sin_row), hd, half, eps, stream);
     HeadRowT(static_cast<const T*>(in), static_cast<T*>(out), norm, w, static_cast<const T*>(cos_row),
              static_cast<const T*>(sin_row), hd, half, eps, stream);
   });
@@ -68,6 +74,8 @@ HWY_AFTER_NAMESPACE();
 #include <cstring>
 
 #include "core/ops/core_params.h"
+#include "core/ops/tensor/rope_angle.h"
+#include "core/ops/tensor_params.h"
 #include "cpu/convert.h"
 #include "cpu/kernels.h"
 #include "cpu/split_rope.h"
@@ -93,7 +101,7 @@ struct HeadTransform {
     const size_t es = dtype_size(dt);
     if (mode == 0) return void(std::memcpy(out, in, head_dim * es));
     HWY_DYNAMIC_DISPATCH(HeadRow)(dt, in, out, mode == 1, w32, cos->data() + pos * half * es,
-                                  sin->data() + pos * half * es, head_dim, half, eps, stream);
+                                  sin->data() + pos * half * es, head_dim, half, eps, stream, false);
   }
 };
 
@@ -133,6 +141,37 @@ SplitDest head_major(const SplitQkvNormRopeParams& p, Tensor& q_out, Tensor& k, 
           {}, [pos0 = p.pos_offset](int64_t tok) { return pos0 + tok; }};
 }
 
+// apply_rope_positions / apply_rope_partial: each token's cos / sin row computed from its position
+// in double (the angle pos * base^(-2i/rot), exact to the last F32 bit at any position), rounded to
+// F32, then its heads rotated by the same row kernel as the table-driven ops. Parallel over tokens, so
+// the trigonometry of a token is computed once and on the thread that uses it.
+void rope_positions(const RopePositionsParams& p, int64_t rot, TensorMap& t) {
+  const Tensor& x = tensor(t, "x");
+  Tensor& out = tensor(t, "out");
+  const Tensor& positions = tensor(t, "positions");
+  check(positions.dtype() == DType::U32, "cpu backend: positions must be U32");
+  const uint32_t* pos = positions.as<uint32_t>();
+  const int64_t half = rot / 2, hd = p.head_dim;
+  std::vector<double> freq(static_cast<size_t>(half));
+  for (int64_t i = 0; i < half; ++i) freq[i] = rope_angle::inv_freq(p.base, rot, i);
+  const size_t rb = hd * dtype_size(x.dtype());
+  parallel_for(p.seq, std::max<int64_t>(1, 8192 / (p.heads * hd)), [&](int64_t s0, int64_t s1) {
+    std::vector<float> cs(static_cast<size_t>(2 * half));
+    for (int64_t s = s0; s < s1; ++s) {
+      for (int64_t i = 0; i < half; ++i) {
+        const double angle = static_cast<double>(pos[s]) * freq[i];
+        cs[i] = static_cast<float>(std::cos(angle));
+        cs[half + i] = static_cast<float>(std::sin(angle));
+      }
+      for (int64_t h = 0; h < p.heads; ++h) {
+        const int64_t r = s * p.heads + h;
+        HWY_DYNAMIC_DISPATCH(HeadRow)(x.dtype(), x.data() + r * rb, out.data() + r * rb, false, nullptr, cs.data(),
+                                      cs.data() + half, hd, half, 0.0f, false, true);
+      }
+    }
+  });
+}
+
 }  // namespace
 
 // The split over `tokens` rows of qkv starting at `qkv`, each row q heads | k heads | v heads.
@@ -161,6 +200,9 @@ void split_qkv_norm_rope(const SplitQkvNormRopeParams& p, TensorMap& t, const st
 }
 
 void add_rope(KernelTable& k) {
+  k.add(ops::apply_rope_positions,
+        [](const RopePositionsParams& p, TensorMap& t) { rope_positions(p, p.head_dim, t); });
+  k.add(ops::apply_rope_partial, [](const RopePartialParams& p, TensorMap& t) { rope_positions(p, p.rotary_dim, t); });
   k.add(ops::qk_norm_rope, [](const QkNormRopeParams& p, TensorMap& t) {
     HeadTransform ht = make_transform(t, p.head_dim, p.rotary_dim, p.eps);
     const std::vector<float> w = weights32(t, "norm_w", p.head_dim);

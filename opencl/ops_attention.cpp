@@ -1,7 +1,11 @@
-// flash_attention, mla_attention, flash_attention_batched_per_cache on the attention engine
+// flash_attention, mla_attention, flash_attention_batched_per_cache, gqa_attention on the attention engine
 // (attention_engine.h): affine K/V rows, the score split into two key parts, a separate value width.
 #include "attention_engine.h"
 #include "core/ops/core_params.h"
+#include "core/ops/tensor_params.h"
+
+#include <algorithm>
+#include <cmath>
 
 namespace ts::ocl {
 
@@ -24,6 +28,22 @@ void add_attention_ops(PlanTable& t) {
                .batch = p.batch, .nh = p.num_heads, .nkv = 1, .q_len = p.q_len, .kv_len = p.kv_len,
                .pos_offset = p.pos_offset, .causal = p.causal, .window = 0, .scale = p.scale, .dk1 = r, .dk2 = dr,
                .dv = r, .s1 = c, .s2 = kr, .sv = c});
+  });
+  add_plan(t, ops::gqa_attention, [](Planner& pl) {
+    const auto& p = pl.params<GqaAttentionParams>();
+    const int64_t hd = p.head_dim, nh = p.num_heads;
+    // Token-major K/V: row j of kv head h at j * num_kv_heads * hd + h * hd, read where it lies.
+    const Strides kv{p.seq_kv * p.num_kv_heads * hd, hd, p.num_kv_heads * hd};
+    // Token-major q / out: (position i, head h) is row i * nh + h, so items of whole positions.
+    const int64_t run = item_positions(pl, nh / p.num_kv_heads, hd);
+    Items items;
+    for (int64_t i0 = 0; i0 < p.seq_q; i0 += run)
+      items.list.push_back({0, i0 * nh, std::min(run, p.seq_q - i0), p.pos_offset() + i0, p.seq_kv});
+    items.head_rows = 1, items.pos_rows = nh, items.out_rows = p.seq_q * nh;
+    flash(pl, {.q = "q", .k1 = "k", .k2 = "k", .v = "v", .out = "out", .kv_lens = "", .batch = 1, .nh = nh,
+               .nkv = p.num_kv_heads, .q_len = p.seq_q, .kv_len = p.seq_kv, .pos_offset = p.pos_offset(),
+               .causal = p.causal, .window = 0, .scale = float(1 / std::sqrt(double(hd))), .dk1 = hd, .dk2 = 0,
+               .dv = hd, .s1 = kv, .s2 = kv, .sv = kv, .items = &items});
   });
   add_plan(t, ops::flash_attention_batched_per_cache, [](Planner& pl) {
     const auto& p = pl.params<FlashAttentionBatchedPerCacheParams>();

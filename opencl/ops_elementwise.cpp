@@ -1,5 +1,8 @@
-// gelu, the in-place adds, add_bias and the SiLU-gated splits (kernels/elementwise.cl).
+// silu, add and mul (b broadcast), gelu, the in-place adds, add_bias and the SiLU-gated splits
+// (kernels/elementwise.cl).
 #include "core/ops/core_params.h"
+#include "core/ops/tensor/broadcast.h"
+#include "core/ops/tensor_params.h"
 #include "plan.h"
 
 namespace ts::ocl {
@@ -8,9 +11,24 @@ namespace {
 constexpr size_t kGroup = 64;  // 1-D elementwise work-groups
 constexpr size_t kRowGroup = 32;  // 2-D ones: 32 columns x 4 rows
 
+// add / mul: out's d0 * d1 rows of d2, b indexed by core/ops/tensor/broadcast.h's strides.
+void plan_broadcast(Planner& pl, bool mul) {
+  const auto& p = pl.params<BroadcastParams>();
+  const bcast::Strides s = bcast::strides(p);
+  pl.dispatch(pl.kernel("elementwise.cl", "broadcast_binary", mul ? "-DBIN_MUL" : ""),
+              {size_t(p.d2), size_t(p.d0 * p.d1)}, {kRowGroup, 4}, pl.buf("a"), pl.buf("b"), pl.buf("out"),
+              p.d0 * p.d1, p.d1, p.d2, s.s0, s.s1, s.s2);
+}
+
 }  // namespace
 
 void add_elementwise_ops(PlanTable& t) {
+  add_plan(t, ops::silu, [](Planner& pl) {
+    const auto& p = pl.params<SiluParams>();
+    pl.dispatch(pl.kernel("elementwise.cl", "silu_out"), {size_t(p.len)}, {kGroup}, pl.buf("x"), pl.buf("out"), p.len);
+  });
+  add_plan(t, ops::add, [](Planner& pl) { plan_broadcast(pl, false); });
+  add_plan(t, ops::mul, [](Planner& pl) { plan_broadcast(pl, true); });
   add_plan(t, ops::gelu, [](Planner& pl) {
     const auto& p = pl.params<GeluParams>();
     pl.dispatch(pl.kernel("elementwise.cl", "gelu"), {size_t(p.len)}, {kGroup}, pl.buf("x"), pl.buf("out"), p.len);

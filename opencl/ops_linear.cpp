@@ -1,8 +1,10 @@
-// gemm: the tiled kernel for m > 8, the GEMV kernel (bandwidth-bound on the weight) for m <= 8.
+// gemm, linear_3d, linear_3d_bias: the tiled kernel for m > 8, the GEMV kernel (bandwidth-bound on the
+// weight) for m <= 8.
 #include <cstdio>
 #include <cstdlib>
 
 #include "core/ops/core_params.h"
+#include "core/ops/tensor_params.h"
 #include "gemm_tile.h"
 
 namespace ts::ocl {
@@ -35,23 +37,49 @@ std::string gemm_tile_defines(const GemmTile& t, int64_t m, int64_t n, int64_t k
 
 namespace {
 
-void plan_gemm(Planner& pl) {
-  const auto& p = pl.params<GemmParams>();
-  if (p.m <= 8) {
+// out[m, n] = a[m, k] @ b[n, k]^T (+ bias[n] when `bias` is named): the GEMV for m <= 8, the tiled
+// kernel above. With a bias the same kernels run from linear_bias_gemv.cl / linear_bias_gemm.cl, which
+// add it to each F32 result before the one rounding.
+void plan_gemm_rows(Planner& pl, int64_t m, int64_t n, int64_t k, const std::string& a, const std::string& b,
+                    const std::string& out, const std::string& bias) {
+  if (m <= 8) {
     // R x m partial sums per work-item: 8 vectors at most (registers).
     const bool cpu = pl.limits().cpu;
-    const int r = std::max<int>(1, 8 / static_cast<int>(p.m)), vw = cpu ? 16 : 4;
-    const int wg = cpu ? 1 : static_cast<int>(pl.reduction_group(p.k / vw, 64));
-    pl.dispatch(pl.kernel("gemv.cl", "gemv_rows", fmt::format("-DGM={} -DR={} -DWG={} -DVW={}", p.m, r, wg, vw)),
-                {ceil_div(p.n, r) * wg}, {size_t(wg)}, pl.buf("a"), pl.buf("b"), pl.buf("out"), p.n, p.k);
+    const int r = std::max<int>(1, 8 / static_cast<int>(m)), vw = cpu ? 16 : 4;
+    const int wg = cpu ? 1 : static_cast<int>(pl.reduction_group(k / vw, 64));
+    const std::string defines = fmt::format("-DGM={} -DR={} -DWG={} -DVW={}", m, r, wg, vw);
+    const std::vector<size_t> global{ceil_div(n, r) * wg}, local{size_t(wg)};
+    if (bias.empty())
+      pl.dispatch(pl.kernel("gemv.cl", "gemv_rows", defines), global, local, pl.buf(a), pl.buf(b), pl.buf(out), n, k);
+    else
+      pl.dispatch(pl.kernel("linear_bias_gemv.cl", "gemv_rows", defines), global, local, pl.buf(a), pl.buf(b),
+                  pl.buf(out), n, k, pl.buf(bias));
     return;
   }
-  dispatch_gemm_tiled(pl, gemm_tile(pl.limits()), "gemm.cl", "", pl.buf("a"), pl.buf("b"), pl.buf("out"), p.m, p.n,
-                      p.k, p.n, 0);
+  if (bias.empty())
+    return dispatch_gemm_tiled(pl, gemm_tile(pl.limits()), "gemm.cl", "", pl.buf(a), pl.buf(b), pl.buf(out), m, n, k,
+                               n, 0);
+  dispatch_gemm_tiled(pl, gemm_tile(pl.limits()), "linear_bias_gemm.cl", "", pl.buf(a), pl.buf(b), pl.buf(out), m, n,
+                      k, n, 0, pl.buf(bias));
+}
+
+void plan_gemm(Planner& pl) {
+  const auto& p = pl.params<GemmParams>();
+  plan_gemm_rows(pl, p.m, p.n, p.k, "a", "b", "out", "");
+}
+
+// linear_3d(_bias): the gemm of the batch * seq rows of x.
+template <class P> void plan_linear(Planner& pl, const char* bias) {
+  const auto& p = pl.params<P>();
+  plan_gemm_rows(pl, p.batch * p.seq, p.n, p.k, "x", "weight", "out", bias);
 }
 
 }  // namespace
 
-void add_linear_ops(PlanTable& t) { add_plan(t, ops::gemm, plan_gemm); }
+void add_linear_ops(PlanTable& t) {
+  add_plan(t, ops::gemm, plan_gemm);
+  add_plan(t, ops::linear_3d, [](Planner& pl) { plan_linear<Linear3dParams>(pl, ""); });
+  add_plan(t, ops::linear_3d_bias, [](Planner& pl) { plan_linear<Linear3dBiasParams>(pl, "bias"); });
+}
 
 }  // namespace ts::ocl

@@ -1,5 +1,12 @@
-// The qk-norm / RoPE ops and the fused split: all one kernel (kernels/rope.cl) at different strides.
+// The qk-norm / RoPE ops and the fused split: all one kernel (kernels/rope.cl) at different strides;
+// the tensor family's RoPE from positions: rope.cl's rope_positions.
 #include "norm_rope.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/ops/tensor/rope_angle.h"
+#include "core/ops/tensor_params.h"
 
 namespace ts::ocl {
 namespace {
@@ -25,6 +32,19 @@ void norm_rope(Planner& pl, const NormRope& n, const View& src, const View& dst)
               LocalBytes{size_t(n.hd) * sizeof(float)}, LocalBytes{g * sizeof(float)});
 }
 
+// apply_rope_positions / apply_rope_partial: rope.cl's rope_positions, the angle table of
+// core/ops/tensor/rope_angle.h built on the host from the parameters (never from the positions).
+// Planner::ints holds 32-bit words: the table's U32 words travel as their bits.
+void plan_rope_positions(Planner& pl, const RopePositionsParams& p, int64_t rot) {
+  const std::vector<uint32_t> words = rope_angle::turn_words(p.base, rot);
+  std::vector<int32_t> bits(words.size());
+  std::memcpy(bits.data(), words.data(), words.size() * sizeof(uint32_t));
+  const int64_t slots = p.head_dim - rot / 2;  // rot/2 pairs, then the copied channels
+  pl.dispatch(pl.kernel("rope.cl", "rope_positions"), {size_t(slots), size_t(p.heads), size_t(p.seq)}, {
+                  std::min<size_t>(64, size_t(slots)), 1, 1},
+              pl.buf("x"), pl.buf("positions"), pl.ints(bits), pl.buf("out"), p.heads, p.head_dim, rot);
+}
+
 }  // namespace
 
 void split_norm_rope(Planner& pl, const SplitQkvNormRopeParams& p, int64_t qkv_off, const View& q_dst,
@@ -40,6 +60,14 @@ void split_norm_rope(Planner& pl, const SplitQkvNormRopeParams& p, int64_t qkv_o
 }
 
 void add_rope_ops(PlanTable& t) {
+  add_plan(t, ops::apply_rope_positions, [](Planner& pl) {
+    const auto& p = pl.params<RopePositionsParams>();
+    plan_rope_positions(pl, p, p.head_dim);
+  });
+  add_plan(t, ops::apply_rope_partial, [](Planner& pl) {
+    const auto& p = pl.params<RopePartialParams>();
+    plan_rope_positions(pl, p, p.rotary_dim);
+  });
   add_plan(t, ops::qk_norm_rope, [](Planner& pl) {
     const auto& p = pl.params<QkNormRopeParams>();
     const int64_t hd = p.head_dim;

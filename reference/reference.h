@@ -7,6 +7,7 @@
 #include "core/ops/quant_params.h"
 #include "core/ops/moe_params.h"
 #include "core/ops/paged_params.h"
+#include "core/ops/tensor_params.h"
 #include "core/tensor.h"
 
 namespace ts::ref {
@@ -17,6 +18,7 @@ namespace ts::ref {
 #include "core/ops/moe_ops.inc"
 #include "core/ops/paged_ops.inc"
 #include "core/ops/kv_ops.inc"
+#include "core/ops/tensor_ops.inc"
 #undef X
 
 }  // namespace ts::ref

@@ -1,10 +1,13 @@
 // The attention engine's planning (attention.comp), and the core ops on it: flash_attention,
-// mla_attention, flash_attention_batched_per_cache.
+// mla_attention, flash_attention_batched_per_cache, gqa_attention.
 #include "vulkan/plan_attention.h"
 
 #include <bit>
+#include <cmath>
 
 #include "core/ops/core_params.h"
+#include "core/ops/tensor_params.h"
+#include "vulkan/plan_layout.h"
 
 namespace ts::vk {
 
@@ -87,7 +90,46 @@ std::vector<Dispatch> attn(const Target& tg, const Attn& a, bool mla) {
   return out;
 }
 
+// gqa_attention: token-major q [seq_q, nh, hd] and k, v [seq_kv, nkv, hd]. attention.comp reads
+// affine K/V rows hd apart within a head, and q / out rows head-major, so this plan copies q, k and v
+// into head-major scratch buffers (layout.comp), attends there and copies the output back: two extra
+// passes over the tensors. A row-stride push constant in attention.comp would remove the copies.
+std::vector<Dispatch> gqa(const Target& tg, const GqaAttentionParams& p) {
+  const int64_t hd = p.head_dim, nh = p.num_heads, nkv = p.num_kv_heads;
+  const uint64_t es = dtype_size(tg.dtype);
+  const uint64_t q_bytes = es * uint64_t(p.seq_q * nh * hd), kv_bytes = es * uint64_t(p.seq_kv * nkv * hd);
+  const std::string sq = "gqa.q", sk = "gqa.k", sv = "gqa.v", so = "gqa.out";
+  auto scratch = [&](const std::string& name) {
+    return Binding::scratch_buffer(name, name == sk || name == sv ? kv_bytes : q_bytes);
+  };
+  // [tokens, heads, hd] -> [heads, tokens, hd], and back.
+  auto to_head = [&](int64_t tokens, int64_t heads) {
+    return Copy3d{.n0 = heads, .n1 = tokens, .n2 = hd, .ss0 = hd, .ss1 = heads * hd, .ds0 = tokens * hd, .ds1 = hd};
+  };
+  std::vector<Dispatch> out{layout_copy(tg, "q", scratch(sq), to_head(p.seq_q, nh)),
+                            layout_copy(tg, "k", scratch(sk), to_head(p.seq_kv, nkv)),
+                            layout_copy(tg, "v", scratch(sv), to_head(p.seq_kv, nkv))};
+  const int64_t hs = p.seq_kv * hd;
+  for (Dispatch& d : attn(tg,
+                          {.q = sq, .k1 = sk, .k2 = sk, .v = sv, .out = so, .batch = 1, .q_len = p.seq_q,
+                           .kv_len = p.seq_kv, .pos_offset = p.pos_offset(), .nh = nh, .nkv = nkv, .dqk = hd,
+                           .dk1 = hd, .dv = hd, .causal = p.causal, .k1_hs = hs, .k2_hs = hs, .v_hs = hs,
+                           .scale = float(1 / std::sqrt(double(hd)))},
+                          false)) {
+    for (Binding& b : d.bindings)  // the engine names its buffers; these four are scratch
+      if (!b.scratch && (b.tensor == sq || b.tensor == sk || b.tensor == sv || b.tensor == so)) b = scratch(b.tensor);
+    out.push_back(std::move(d));
+  }
+  out.push_back(layout_copy(tg, scratch(so), "out",
+                            {.n0 = nh, .n1 = p.seq_q, .n2 = hd, .ss0 = p.seq_q * hd, .ss1 = hd, .ds0 = hd,
+                             .ds1 = nh * hd}));
+  return out;
+}
+
 void add_attention_planners(PlannerTable& t) {
+  add_planner(t, ops::gqa_attention, [](const GqaAttentionParams& p, const TensorMap&, const Target& tg) {
+    return gqa(tg, p);
+  });
   add_planner(
       t, ops::flash_attention, [](const FlashAttentionParams& p, const TensorMap&, const Target& tg) {
         const int64_t hs = p.kv_rows() * p.head_dim;

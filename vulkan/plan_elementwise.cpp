@@ -1,5 +1,8 @@
-// gelu, add_inplace, scaled_add_inplace, add_bias, fused_silu_mul_split(_strided): elementwise.comp.
+// silu, add and mul (b broadcast), gelu, add_inplace, scaled_add_inplace, add_bias,
+// fused_silu_mul_split(_strided): elementwise.comp.
 #include "core/ops/core_params.h"
+#include "core/ops/tensor/broadcast.h"
+#include "core/ops/tensor_params.h"
 #include "vulkan/plan.h"
 
 namespace ts::vk {
@@ -18,9 +21,30 @@ Dispatch ew(const Target& tg, Kernel kernel, std::vector<Binding> bindings, int6
   d.groups = grid_2d(rows, cols, kWg, tg);
   return d;
 }
+// add / mul: out's d0 * d1 rows of d2, b indexed by core/ops/tensor/broadcast.h's strides (the
+// bcast kernels' own push block: rows, cols, d1, s0, s1, s2).
+Dispatch broadcast(const Target& tg, const BroadcastParams& p, Kernel kernel) {
+  const bcast::Strides s = bcast::strides(p);
+  Dispatch d;
+  d.shader = tg.variant(kernel);
+  d.spec = {kWg};
+  d.bindings = {"a", "b", "out"};
+  d.push = Push().u(p.d0 * p.d1).u(p.d2).u(p.d1).u(s.s0).u(s.s1).u(s.s2).words();
+  d.groups = grid_2d(p.d0 * p.d1, p.d2, kWg, tg);
+  return d;
+}
 }  // namespace
 
 void add_elementwise_planners(PlannerTable& t) {
+  add_planner(t, ops::silu, [](const SiluParams& p, const TensorMap&, const Target& tg) {
+    return std::vector{ew(tg, Kernel::ew_silu, {"x", "out"}, 1, p.len)};
+  });
+  add_planner(t, ops::add, [](const BroadcastParams& p, const TensorMap&, const Target& tg) {
+    return std::vector{broadcast(tg, p, Kernel::ew_bcast_add)};
+  });
+  add_planner(t, ops::mul, [](const BroadcastParams& p, const TensorMap&, const Target& tg) {
+    return std::vector{broadcast(tg, p, Kernel::ew_bcast_mul)};
+  });
   add_planner(t, ops::gelu, [](const GeluParams& p, const TensorMap&, const Target& tg) {
     return std::vector{ew(tg, Kernel::ew_gelu, {"x", "out"}, 1, p.len)};
   });

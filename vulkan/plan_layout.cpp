@@ -2,25 +2,15 @@
 // 3-D copies) and the embedding gathers.
 #include "core/ops/core_params.h"
 #include "vulkan/plan.h"
+#include "vulkan/plan_layout.h"
 
 namespace ts::vk {
 
 namespace {
 constexpr uint32_t kWg = 256;  // layout.comp's work-group size (its specialization constant 0)
 
-// dst[dof + i0 ds0 + i1 ds1 + i2] = src[so + i0 ss0 + i1 ss1 + i2] over [n0, n1, n2].
-struct Copy3d {
-  int64_t n0 = 1, n1 = 1, n2 = 1, so = 0, ss0 = 0, ss1 = 0, dof = 0, ds0 = 0, ds1 = 0;
-};
-
 Dispatch copy(const Target& tg, const std::string& src, const std::string& dst, const Copy3d& c) {
-  Dispatch d;
-  d.shader = tg.variant(Kernel::layout_copy);
-  d.spec = {kWg};
-  d.bindings = {src, dst};
-  d.push = Push().u(c.n0).u(c.n1).u(c.n2).u(c.so).u(c.ss0).u(c.ss1).u(c.dof).u(c.ds0).u(c.ds1).u(0).u(0).u(0).words();
-  d.groups = grid_2d(c.n0 * c.n1, c.n2, kWg, tg);
-  return d;
+  return layout_copy(tg, src, dst, c);
 }
 
 // A table above maxStorageBufferRange is gathered window by window (each dispatch copies the ids
@@ -48,6 +38,16 @@ std::vector<Dispatch> append_head_major(const Target& tg, const KvCacheAppendHea
   return {copy(tg, "new_k_head_major", "cache_k", c), copy(tg, "new_v_head_major", "cache_v", c)};
 }
 }  // namespace
+
+Dispatch layout_copy(const Target& tg, Binding src, Binding dst, const Copy3d& c) {
+  Dispatch d;
+  d.shader = tg.variant(Kernel::layout_copy);
+  d.spec = {kWg};
+  d.bindings = {std::move(src), std::move(dst)};
+  d.push = Push().u(c.n0).u(c.n1).u(c.n2).u(c.so).u(c.ss0).u(c.ss1).u(c.dof).u(c.ds0).u(c.ds1).u(0).u(0).u(0).words();
+  d.groups = grid_2d(c.n0 * c.n1, c.n2, kWg, tg);
+  return d;
+}
 
 void add_layout_planners(PlannerTable& t) {
   add_planner(t, ops::copy_slice, [](const CopySliceParams& p, const TensorMap&, const Target& tg) {

@@ -1,8 +1,11 @@
 // qk_norm_rope and its batched and split forms, also into paged KV pools: rope.comp, one dispatch
-// per destination.
+// per destination; apply_rope_positions / apply_rope_partial: rope_positions.comp.
+#include <algorithm>
 #include <bit>
 
 #include "core/ops/core_params.h"
+#include "core/ops/tensor/rope_angle.h"
+#include "core/ops/tensor_params.h"
 #include "core/ops/paged/pool.h"
 #include "core/ops/paged_params.h"
 #include "vulkan/plan.h"
@@ -102,9 +105,40 @@ std::vector<Dispatch> split_varlen(const PagedSplitVarlenParams& p, paged::Layou
   to.paged.cu = "cu_seqlens_q", to.paged.positions = "pos_offsets", to.paged.num_seqs = p.num_seqs;
   return split_norm_rope(tg, sp, to);
 }
+// apply_rope_positions / apply_rope_partial: rope_positions.comp, the angle table of
+// core/ops/tensor/rope_angle.h (built here from the parameters, never the positions) carried in push
+// constants kPairs pairs per dispatch, so it needs no buffer; the first dispatch also copies the
+// channels past rotary_dim. The dispatches touch disjoint channels.
+constexpr int64_t kPairs = 12;  // rope_positions.comp: MAX_PAIRS
+constexpr int64_t kRopeWg = 64;  // rope_positions.comp: WG
+std::vector<Dispatch> rope_positions(const Target& tg, const RopePositionsParams& p, int64_t rot) {
+  const std::vector<uint32_t> words = rope_angle::turn_words(p.base, rot);
+  const int64_t half = rot / 2;
+  std::vector<Dispatch> out;
+  for (int64_t pair0 = 0; pair0 < half; pair0 += kPairs) {
+    const int64_t npairs = std::min(kPairs, half - pair0), ncopy = pair0 == 0 ? p.head_dim - rot : 0;
+    Push push;
+    push.u(p.seq).u(p.heads).u(p.head_dim).u(half).u(pair0).u(npairs).u(ncopy);
+    for (int64_t j = 0; j < 2 * kPairs; ++j) push.u(j < 2 * npairs ? words[2 * pair0 + j] : 0);
+    Dispatch d;
+    d.shader = tg.variant(Kernel::rope_positions);
+    d.bindings = {"x", "positions", "out"};
+    d.push = push.words();
+    d.groups = {groups_for(p.seq * p.heads * (npairs + ncopy), kRopeWg, tg.group_cap), 1, 1};
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
 }  // namespace
 
 void add_rope_planners(PlannerTable& t) {
+  add_planner(t, ops::apply_rope_positions, [](const RopePositionsParams& p, const TensorMap&, const Target& tg) {
+    return rope_positions(tg, p, p.head_dim);
+  });
+  add_planner(t, ops::apply_rope_partial, [](const RopePartialParams& p, const TensorMap&, const Target& tg) {
+    return rope_positions(tg, p, p.rotary_dim);
+  });
   add_planner(t, ops::qk_norm_rope, [](const QkNormRopeParams& p, const TensorMap&, const Target& tg) {
     // input [tokens, heads, hd] -> output [heads, tokens, hd]
     return std::vector{rope(tg, {.src = "input", .dst = "output", .w = "norm_w", .rows = p.tokens, .heads = p.heads,

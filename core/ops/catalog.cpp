@@ -5,6 +5,7 @@
 #include "core/ops/quant_params.h"
 #include "core/ops/moe_params.h"
 #include "core/ops/paged_params.h"
+#include "core/ops/tensor_params.h"
 
 namespace ts {
 
@@ -14,6 +15,7 @@ namespace ts {
 #include "core/ops/moe_ops.inc"
 #include "core/ops/paged_ops.inc"
 #include "core/ops/kv_ops.inc"
+#include "core/ops/tensor_ops.inc"
 #undef X
 
 const std::vector<const Op*>& all_ops() {
@@ -24,6 +26,7 @@ const std::vector<const Op*>& all_ops() {
 #include "core/ops/moe_ops.inc"
 #include "core/ops/paged_ops.inc"
 #include "core/ops/kv_ops.inc"
+#include "core/ops/tensor_ops.inc"
 #undef X
   };
   return ops;

@@ -8,6 +8,7 @@
 #include "core/ops/quant_params.h"
 #include "core/ops/moe_params.h"
 #include "core/ops/paged_params.h"
+#include "core/ops/tensor_params.h"
 
 namespace ts {
 
@@ -23,6 +24,7 @@ namespace ops {
 #include "core/ops/moe_ops.inc"
 #include "core/ops/paged_ops.inc"
 #include "core/ops/kv_ops.inc"
+#include "core/ops/tensor_ops.inc"
 #undef X
 }  // namespace ops
 

@@ -41,3 +41,24 @@ __kernel void silu_mul(__global const st_t* gate, __global const st_t* up, __glo
   const int i = get_global_id(0);
   if (i < len) ST(out, i, silu(LD(gate, i)) * LD(up, i));
 }
+
+__kernel void silu_out(__global const st_t* x, __global st_t* out, int len) {
+  const int i = get_global_id(0);
+  if (i < len) ST(out, i, silu(LD(x, i)));
+}
+
+// add / mul with b broadcast (core/ops/tensor/broadcast.h): 2-D range, dim 0 the column c of out's
+// rows [d0 * d1, d2], dim 1 the row r = (i0, i1); b's element is at i0 * s0 + i1 * s1 + c * s2.
+// -DBIN_MUL multiplies.
+__kernel void broadcast_binary(__global const st_t* a, __global const st_t* b, __global st_t* out, int rows, int d1,
+                               int d2, int s0, int s1, int s2) {
+  const int c = get_global_id(0), r = get_global_id(1);
+  if (c >= d2 || r >= rows) return;
+  const size_t o = (size_t)r * d2 + c;
+  const float x = LD(a, o), y = LD(b, (size_t)(r / d1) * s0 + (size_t)(r % d1) * s1 + (size_t)c * s2);
+#ifdef BIN_MUL
+  ST(out, o, x * y);
+#else
+  ST(out, o, x + y);
+#endif
+}

@@ -16,6 +16,8 @@
 // A file may also gather and scatter rows (the MoE GEMM): A_AT(row) is the element offset of a's row
 // `row` (default row * k), O_AT(row) out's (default row * ldo), and GEMM_PROLOGUE runs first in the
 // kernel (after row0, col0 and tid), where it may narrow m, move b, or return for the whole group.
+// OUT_VALUE(col, v) is what column `col` (of the range) stores for its F32 result v, before the one
+// rounding (default v; linear_bias.cl adds the bias there).
 #ifndef A_AT
 #define A_AT(row) ((size_t)(row) * k)
 #endif
@@ -27,6 +29,10 @@
 #endif
 #ifndef B_ARGS
 #define B_ARGS
+#endif
+#ifndef OUT_VALUE
+#define OUT_VALUE(col, v) (v)
+#define OUT_PLAIN  // the F32 EVEN tile stores whole vectors
 #endif
 #define vec_t FLOATN(VW)
 #define VLOAD VLOADN(VW)
@@ -121,7 +127,7 @@ void gemm_tiled(__global const st_t* a, __global const B_T* b, __global st_t* ou
     __global st_t* orow = out + O_AT(row) + ocol0;
     for (int v = 0; v < SN / VW; ++v) {
       const int col = col0 + lx * SN + v * VW;
-#if defined(EVEN) && defined(DT_F32)
+#if defined(EVEN) && defined(DT_F32) && defined(OUT_PLAIN)
       VSTORE(acc[i][v], 0, orow + col);
 #else
       float r[VW];
@@ -130,7 +136,7 @@ void gemm_tiled(__global const st_t* a, __global const B_T* b, __global st_t* ou
 #ifndef EVEN
         if (col + q < n)
 #endif
-          ST(orow, col + q, r[q]);
+          ST(orow, col + q, OUT_VALUE(col + q, r[q]));
       }
 #endif
     }

@@ -5,10 +5,18 @@
 // all GM x R sums finishes. GPUs: WG 64, VW 4. CPU drivers: WG 1, VW 16 (one SIMD register per sum;
 // each work-item streams its rows' contiguous bytes).
 //   -DGM (= m, at most 8) -DR -DWG (a power of two) -DVW
+// A file that includes this one may add kernel arguments (GEMV_ARGS, ", type name, ...") and change
+// what column j stores for its F32 sum v before the one rounding: OUT_VALUE(j, v) (default v).
+#ifndef GEMV_ARGS
+#define GEMV_ARGS
+#endif
+#ifndef OUT_VALUE
+#define OUT_VALUE(j, v) (v)
+#endif
 #define vec_t FLOATN(VW)
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void gemv_rows(__global const st_t* a, __global const st_t* b, __global st_t* out, int n, int k) {
+void gemv_rows(__global const st_t* a, __global const st_t* b, __global st_t* out, int n, int k GEMV_ARGS) {
   __local float red[GM * R][WG];
   const int lid = get_local_id(0);
   const int n0 = get_group_id(0) * R;
@@ -56,6 +64,6 @@ void gemv_rows(__global const st_t* a, __global const st_t* b, __global st_t* ou
   }
   for (int j = lid; j < GM * R; j += WG) {
     const int i = j / R, r = j % R;
-    if (n0 + r < n) ST(out, i * n + n0 + r, red[j][0]);
+    if (n0 + r < n) ST(out, i * n + n0 + r, OUT_VALUE(n0 + r, red[j][0]));
   }
 }

@@ -61,3 +61,29 @@ __kernel void norm_rope(__global const st_t* src, int src_off, int src_tok_strid
     ST(dst, DST_AT(c), y);
   }
 }
+
+// apply_rope_positions / apply_rope_partial: x [seq, heads, hd] rotated at positions[t], the angles
+// computed here in fixed-point turns (core/ops/tensor/rope_angle.h): turn_words [rot/2, 2] holds each
+// pair's G = 2^64 f / (2 pi) as (hi, lo), and t = pos * hi + mul_hi(pos, lo) (wrapping) is the turn's
+// 32-bit fraction, exact at any position. As a signed integer t / 2^31 is the angle / pi in [-1, 1):
+// sinpi / cospi of it (4 ulp), its conversion to F32 the only rounding before them.
+// One work-item per (slot j, head, token): slot j < rot/2 rotates pair (j, j + rot/2), slot j >= rot/2
+// copies channel j + rot/2 (the channels past rotary_dim).
+__kernel void rope_positions(__global const st_t* x, __global const uint* positions, __global const uint* turn_words,
+                             __global st_t* out, int heads, int hd, int rot) {
+  const int j = get_global_id(0), h = get_global_id(1), tok = get_global_id(2);
+  const int half_rot = rot / 2;
+  if (j >= hd - half_rot || h >= heads) return;
+  const size_t row = ((size_t)tok * heads + h) * hd;
+  if (j >= half_rot) {
+    ST(out, row + j + half_rot, LD(x, row + j + half_rot));
+    return;
+  }
+  const uint pos = positions[tok];
+  const uint t = pos * turn_words[2 * j] + mul_hi(pos, turn_words[2 * j + 1]);
+  const float r = (float)(int)t * 0x1p-31f;  // the angle / pi
+  const float c = cospi(r), s = sinpi(r);
+  const float a = LD(x, row + j), b = LD(x, row + half_rot + j);
+  ST(out, row + j, a * c - b * s);
+  ST(out, row + half_rot + j, b * c + a * s);
+}

@@ -11,6 +11,9 @@
 //   KERNEL_EW_SILU_MUL_PAIR  out = silu(gate) * up, gate and up separate tensors (MoE slots)
 //   KERNEL_EW_WSUM         out[b + r*cols + c] = sum_j w[a + r*k + j] * src[(r*k + j)*cols + c]
 //   KERNEL_EW_WSUM_ADD     the same added to out (a residual): the MoE weighted sums, F32 weights
+//   KERNEL_EW_SILU         out = silu(x)
+//   KERNEL_EW_BCAST_ADD    out[r, c] = x[r, c] + y[(r / d1) s0 + (r % d1) s1 + c s2]: add / mul with y
+//   KERNEL_EW_BCAST_MUL    broadcast (core/ops/tensor/broadcast.h's strides); rows r = (i0, i1)
 #include "dtype.glsl"
 #include "math.glsl"
 
@@ -18,11 +21,19 @@
 // 256 when unset). Any size is correct: the loops stride by the grid.
 layout(local_size_x = 256, local_size_x_id = 0) in;
 #define WG gl_WorkGroupSize.x
+#if defined(KERNEL_EW_BCAST_ADD) || defined(KERNEL_EW_BCAST_MUL)
+layout(push_constant) uniform Push { uint rows, cols, d1, s0, s1, s2; } p;
+#else
 layout(push_constant) uniform Push { uint rows, cols, a, b; float f; uint k; } p;  // k: WSUM's terms
+#endif
 
-#if defined(KERNEL_EW_GELU) || defined(KERNEL_EW_SILU_MUL)
+#if defined(KERNEL_EW_GELU) || defined(KERNEL_EW_SILU_MUL) || defined(KERNEL_EW_SILU)
 BUF_IN(0, src)
 BUF_OUT(1, dst)
+#elif defined(KERNEL_EW_BCAST_ADD) || defined(KERNEL_EW_BCAST_MUL)
+BUF_IN(0, src)
+BUF_IN(1, src2)
+BUF_OUT(2, dst)
 #elif defined(KERNEL_EW_SILU_MUL_PAIR)
 BUF_IN(0, src)
 BUF_OUT(1, dst)
@@ -56,6 +67,15 @@ void main() {
       dst[(p.b + r) * p.cols + c] = st(silu_mul(g, u));
 #elif defined(KERNEL_EW_SILU_MUL_PAIR)
       dst[i] = st(silu_mul(ld(src[i]), ld(src2[i])));
+#elif defined(KERNEL_EW_SILU)
+      dst[i] = st(silu_mul(ld(src[i]), 1.0));  // silu(x) * 1: exact
+#elif defined(KERNEL_EW_BCAST_ADD) || defined(KERNEL_EW_BCAST_MUL)
+      const float y = ld(src2[(r / p.d1) * p.s0 + (r % p.d1) * p.s1 + c * p.s2]);
+#if defined(KERNEL_EW_BCAST_MUL)
+      dst[i] = st(ld(src[i]) * y);
+#else
+      dst[i] = st(ld(src[i]) + y);
+#endif
 #elif defined(KERNEL_EW_WSUM) || defined(KERNEL_EW_WSUM_ADD)
       float s = 0.0;
       for (uint j = 0u; j < p.k; ++j) s = fma(wts[p.a + r * p.k + j], ld(src[(r * p.k + j) * p.cols + c]), s);

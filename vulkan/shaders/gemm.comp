@@ -19,6 +19,12 @@ layout(local_size_x = TS, local_size_y = TS) in;
 BUF_IN(0, a)
 BUF_IN(1, b)
 BUF_OUT(2, o)
+#ifdef KERNEL_GEMM_TILED_BIAS
+BUF_IN(3, bias)  // linear_3d_bias: bias[column] joins each F32 result before its one rounding
+#define OUT_VALUE(col, v) ((v) + ld(bias[col]))
+#else
+#define OUT_VALUE(col, v) (v)
+#endif
 // b may be a window of n rows: its outputs are columns n_off .. n_off + n of rows ldo wide.
 layout(push_constant) uniform Push { uint m, n, k, ldo, n_off; } p;
 
@@ -61,7 +67,7 @@ void main() {
     if (gm >= p.m) continue;
     for (uint j = 0; j < R; ++j) {
       const uint gn = n0 + tx + j * TS;
-      if (gn < p.n) o[gm * p.ldo + p.n_off + gn] = st(acc[i][j]);
+      if (gn < p.n) o[gm * p.ldo + p.n_off + gn] = st(OUT_VALUE(p.n_off + gn, acc[i][j]));
     }
   }
 }

@@ -20,6 +20,12 @@ layout(local_size_x = WG) in;
 BUF_IN(0, a)
 BUF_IN(1, b)
 BUF_OUT(2, o)
+#ifdef KERNEL_GEMV_BIAS
+BUF_IN(3, bias)  // linear_3d_bias: bias[column] joins each F32 sum before its one rounding
+#define OUT_VALUE(col, v) ((v) + ld(bias[col]))
+#else
+#define OUT_VALUE(col, v) (v)
+#endif
 // b may be a window of n rows: its outputs are columns n_off .. n_off + n of rows ldo wide.
 layout(push_constant) uniform Push { uint m, n, k, ldo, n_off; } p;
 
@@ -62,7 +68,7 @@ void main() {
       const uint i = t / NR, r = t % NR;
       float s = 0.0;
       for (uint x = 0; x < slots; ++x) s += part[t][x];
-      if (i < p.m && j0 + r < p.n) o[i * p.ldo + p.n_off + j0 + r] = st(s);
+      if (i < p.m && j0 + r < p.n) o[i * p.ldo + p.n_off + j0 + r] = st(OUT_VALUE(p.n_off + j0 + r, s));
     }
     barrier();
   }
