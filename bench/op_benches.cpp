@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <exception>
 #include <string>
 
@@ -13,6 +14,7 @@
 #include "bench/setup_cache.h"
 #include "core/backend.h"
 #include "core/op.h"
+#include "core/traffic.h"
 
 namespace ts::bench {
 
@@ -72,6 +74,9 @@ void run(benchmark::State& state, const OpBench& ob) {
   state.SetBytesProcessed(static_cast<int64_t>(c.bytes * n));
   state.counters["flops"] = benchmark::Counter(c.flops * n, benchmark::Counter::kIsRate);
   state.counters["prepare_seconds"] = s->prepare_seconds;
+  // Which memory roof binds the op (reports: below kReadDominated the read-only stream, else the
+  // triad); left out for an op that reads nothing (infinity is not JSON).
+  if (const double w = write_share(*ob.op, ob.preset->params, ob.dtype); std::isfinite(w)) state.counters["write_share"] = w;
   state.SetLabel(params_str(ob.op->to_map(ob.preset->params)));
 }
 

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """The short benchmark pass: runs touchstone-bench (or reads its JSON) and prints one table.
 
-Every op benchmark is set against the machine's own limits measured in the same run: memory-bound
-presets (arithmetic intensity below the machine balance, fma_peak / stream_triad) as a fraction of
-the triad bandwidth (and of a read-only stream's, the roof of a kernel that hardly writes, as a
-decode GEMV), compute-bound ones as a fraction of OpenBLAS SGEMM at m512 (and of fma_peak). With
-repetitions, `reps` gives the range of the repetitions' own fractions (of triad or of sgemm).
+Every op benchmark is set against the machine's own limits measured in the same run, in the class
+`bound` names (report/benchruns.py): `read` (memory-bound, writing under a tenth of what it reads: a
+decode GEMV, KV decode) as a fraction of the read-only stream, `stream` (memory-bound otherwise) of
+the triad bandwidth, `compute` (arithmetic intensity at or above the machine balance, fma_peak /
+stream_triad) of OpenBLAS SGEMM at m512. The `figure` column is that fraction with its roof's name;
+the columns after it give the other roofs for reference. With repetitions, `reps` gives the range of
+the repetitions' own figures.
 
 A device backend (vulkan, opencl) is judged against its own device's roofs, measured in the same run
 (baseline/device_{read,copy,fma_f32,fma_f16}/<backend>, added for every backend the filter selects):
@@ -114,7 +116,7 @@ def summarize(data, out=sys.stdout):
 
     w = max([len(n) for n in runs] + [len("benchmark")])
     c = 15  # a fraction and its roof's name: " 45.2% dev copy"
-    header = (f"{'benchmark':<{w}} {'time':>10} {'GB/s':>8} {'GFLOP/s':>9} {'bound':>7} {'of mem roof':>{c}} "
+    header = (f"{'benchmark':<{w}} {'time':>10} {'GB/s':>8} {'GFLOP/s':>9} {'bound':>7} {'figure':>{c}} {'of mem roof':>{c}} "
               f"{'of read roof':>{c}} {'of gemm':>{c}} {'of fma peak':>{c}} {'reps':>9}")
     print(header, file=out)
     print("-" * len(header), file=out)
@@ -126,7 +128,7 @@ def summarize(data, out=sys.stdout):
         bw = number(r, "bytes_per_second")
         fl = number(r, "flops")
         t = seconds(r)
-        bound, cells, spread = "", ["", "", "", ""], ""
+        bound, cells, spread = "", ["", "", "", "", ""], ""
         parts = op_parts(name)
         if parts:
             # A device backend's benchmarks against its own device's roofs, where the run measured them.
@@ -139,8 +141,8 @@ def summarize(data, out=sys.stdout):
             f = classify(r, lim)
             n = f.names
             bound = f.bound
-            cells = [pct(f.of_triad, n["triad"]), pct(f.of_read, n["read"]), pct(f.of_sgemm, n["sgemm"]),
-                     pct(f.of_peak, n["fma"])]
+            cells = [pct(f.normalised, f.roof_name), pct(f.of_triad, n["triad"]), pct(f.of_read, n["read"]),
+                     pct(f.of_sgemm, n["sgemm"]), pct(f.of_peak, n["fma"])]
         tstr = f"{t * 1e3:.3f} ms" if t >= 1e-3 else f"{t * 1e6:.1f} us"
         print(f"{name:<{w}} {tstr:>10} {bw / 1e9:>8.2f} {fl / 1e9:>9.2f} {bound:>7} "
               + " ".join(f"{x:>{c}}" for x in cells) + f" {spread:>9}", file=out)

@@ -118,6 +118,7 @@ std::map<std::string, Repetitions> repetitions_of(const json& bench, const std::
     reps.seconds.push_back(r["real_time"].get<double>() * time_unit_seconds(r.value("time_unit", "ns")));
     reps.bytes_per_second.push_back(number_or_zero(r, "bytes_per_second"));
     reps.flops.push_back(number_or_zero(r, "flops"));
+    if (r.contains("write_share") && r["write_share"].is_number()) reps.write_share = r["write_share"].get<double>();
   }
   return runs;
 }
@@ -147,6 +148,8 @@ nlohmann::json merge_processes(std::vector<json> runs) {
 Limits measure_limits(const std::map<std::string, Repetitions>& runs, const std::string& what) {
   Limits l;
   l.triad_bytes_per_second = median_of(runs, kTriad, false, what);
+  if (const auto r = runs.find(kRead); r != runs.end() && r->second.error.empty() && !r->second.bytes_per_second.empty())
+    l.read_bytes_per_second = bench_stats::median(r->second.bytes_per_second);
   l.fma_peak_flops = median_of(runs, kFmaPeak, true, what);
   for (const auto& [name, reps] : runs)
     if (name.rfind(kSgemmPrefix, 0) == 0 && reps.error.empty() && !reps.flops.empty())
@@ -180,6 +183,7 @@ json make_record(json bench, const RecordMeta& meta) {
                          {"processes", meta.processes},
                          {"limits",
                           {{"stream_triad_bytes_per_second", l.triad_bytes_per_second},
+                           {"stream_read_bytes_per_second", l.read_bytes_per_second},
                            {"fma_peak_flops", l.fma_peak_flops},
                            {"sgemm_flops", sgemm},
                            {"device_roofs", devices}}},
@@ -210,6 +214,11 @@ Record parse_record(json j, const std::string& what) {
   };
   r.limits.triad_bytes_per_second = num("stream_triad_bytes_per_second");
   r.limits.fma_peak_flops = num("fma_peak_flops");
+  // Optional (records made before the read stream have none; 0 where the run did not measure it).
+  if (const auto rd = lim->find("stream_read_bytes_per_second"); rd != lim->end()) {
+    check(rd->is_number() && rd->get<double>() >= 0, "{}: stream_read_bytes_per_second is not a number >= 0", what);
+    r.limits.read_bytes_per_second = rd->get<double>();
+  }
   const auto sg = lim->find("sgemm_flops");
   check(sg != lim->end() && sg->is_object(), "{}: no limits: sgemm_flops missing", what);
   for (const auto& [preset, v] : sg->items())

@@ -12,10 +12,12 @@ namespace ts::cli {
 
 // The baselines every record measures alongside its op benchmarks (as ci/bench-summary.py adds them).
 inline constexpr const char* kTriad = "baseline/stream_triad";
+inline constexpr const char* kRead = "baseline/stream_read";  // the roof of read-dominated benchmarks
 inline constexpr const char* kFmaPeak = "baseline/fma_peak";
 inline constexpr const char* kSgemmPrefix = "baseline/cblas_sgemm/";
 inline constexpr const char* kSgemmReference = "m512_n4096_k4096";  // the compute roof of compare
-inline constexpr const char* kBaselineFilter = "^baseline/(stream_triad|fma_peak|cblas_sgemm/m512_n4096_k4096)";
+inline constexpr const char* kBaselineFilter =
+    "^baseline/(stream_triad|stream_read|fma_peak|cblas_sgemm/m512_n4096_k4096)";
 
 // A device backend's own roofs (baseline/device_<roof>/<backend>, bench/device_roofs.cpp), in bytes/s
 // and flop/s; 0 where the run did not measure one.
@@ -26,6 +28,7 @@ struct DeviceRoofs {
 
 struct Limits {
   double triad_bytes_per_second = 0;
+  double read_bytes_per_second = 0;  // the read-only stream; 0 in records made before it was measured
   double fma_peak_flops = 0;
   std::map<std::string, double> sgemm_flops;  // by gemm preset
   std::map<std::string, DeviceRoofs> devices;  // by backend, where the run measured them
@@ -37,6 +40,9 @@ std::string device_roof_filter(const std::vector<std::string>& backends);
 // Every repetition of one benchmark (Google Benchmark's "iteration" runs; aggregates are ignored).
 struct Repetitions {
   std::vector<double> bytes_per_second, flops, seconds;
+  // Bytes written over bytes read (touchstone-bench's write_share counter, core/op.h); -1 where the
+  // record has none (a baseline, or a record made before the counter).
+  double write_share = -1;
   std::string error;  // error_message when the benchmark was skipped or failed
 };
 

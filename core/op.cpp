@@ -1,4 +1,5 @@
 #include "core/op.h"
+#include "core/traffic.h"
 
 #include "core/memory_budget.h"
 
@@ -153,6 +154,20 @@ const Op* find_op(std::string_view name) {
   for (const Op* op : all_ops())
     if (op->name() == name) return op;
   return nullptr;
+}
+
+}  // namespace ts
+
+namespace ts {
+
+double write_share(const Op& op, const Params& p, DType dt) {
+  double read = 0, written = 0;
+  for (const TensorDecl& d : op.tensors(p, dt)) {
+    const double bytes = static_cast<double>(shape_numel(d.shape)) * static_cast<double>(dtype_size(d.dtype));
+    if (d.role != Role::Out) read += bytes;
+    if (d.role != Role::In) written += bytes;
+  }
+  return read > 0 ? written / read : std::numeric_limits<double>::infinity();
 }
 
 }  // namespace ts

@@ -4,12 +4,17 @@ A run is touchstone-bench's Google Benchmark JSON (--benchmark_format=json or --
 record of `touchstone bench record`: the same JSON with a top-level "touchstone" key holding the
 commit, the build type, the devices and the machine's limits measured in that run.
 
-Every op benchmark is set against the limits of the machine that ran it: presets whose arithmetic
-intensity (flops / bytes, from the op's cost model) is below the machine balance (FMA peak / triad
-bandwidth) are memory-bound and judged as a fraction of the STREAM triad bandwidth; the others are
-compute-bound and judged as a fraction of OpenBLAS SGEMM at m512 (and of the FMA peak). That fraction is
-the run's "normalised" figure: it is what stays comparable between a noisy run and a quiet one, or
-between two machines.
+Every op benchmark is set against the limits of the machine that ran it, in one of three classes:
+- compute-bound: its arithmetic intensity (flops / bytes, from the op's cost model) is at or above the
+  machine balance (FMA peak / triad bandwidth); judged as a fraction of OpenBLAS SGEMM at m512 (and of
+  the FMA peak);
+- read-dominated: memory-bound, and it writes less than a tenth of what it reads (the benchmark's
+  write_share counter, core/op.h kReadDominated: a decode GEMV, KV decode); judged as a fraction of the
+  read-only stream, where the run measured one (else of the triad, and named so);
+- streaming: memory-bound otherwise (a norm, an elementwise op); judged as a fraction of the STREAM triad.
+That fraction is the run's "normalised" figure, named with its roof: it is what stays comparable
+between a noisy run and a quiet one, or between two machines. Runs from before the write_share
+counter have no read-dominated class: their memory-bound benchmarks are streaming.
 
 A device backend whose own roofs the run measured (baseline/device_{read,copy,fma_f32,fma_f16}/<backend>,
 bench/device_roofs.cpp) is judged against them instead of the host's: its copy stream plays the
@@ -34,6 +39,8 @@ CLBLAST_SGEMM = "baseline/clblast_sgemm/" + SGEMM_PRESET
 BASELINE_FILTER = "^baseline/(stream_triad|stream_read|fma_peak|cblas_sgemm/m512_n4096_k4096)"
 # A device backend's roofs: baseline/device_<roof>/<backend>.
 DEVICE_ROOFS = ("device_read", "device_copy", "device_fma_f32", "device_fma_f16")
+READ_DOMINATED = 0.1  # write_share below which a memory-bound benchmark is judged by the read stream
+MEMORY_CLASSES = ("read", "stream")
 
 
 def device_roof_filter(backends):
@@ -146,7 +153,7 @@ class Limits:
     """The machine's limits, in bytes/s and flop/s; None where the run did not measure one."""
     triad: Optional[float] = None
     fma: Optional[float] = None
-    read: Optional[float] = None     # read-only stream, where the run measured it (not in records)
+    read: Optional[float] = None     # read-only stream, where the run (or the record) measured it
     sgemm: Optional[float] = None    # OpenBLAS SGEMM at m512: the compute-bound figures' yardstick
     clblast: Optional[float] = None  # CLBlast SGEMM at m512 on the OpenCL device, where built
     source: str = "baselines"        # "record" when a bench record's own limits were used
@@ -191,7 +198,7 @@ def limits_from_baselines(rows):
 @dataclass
 class Figure:
     """One op benchmark against its machine's limits (fractions are None where they do not apply)."""
-    bound: str  # "mem", "compute", or "?" when the run has no balance
+    bound: str  # "read", "stream" (both memory-bound), "compute", or "?" when the run has no balance
     intensity: float
     of_triad: Optional[float]
     of_sgemm: Optional[float]
@@ -200,8 +207,23 @@ class Figure:
     names: dict = field(default_factory=lambda: dict(HOST_ROOF_NAMES))  # roof of each fraction
 
     @property
+    def memory_bound(self):
+        return self.bound in MEMORY_CLASSES
+
+    @property
+    def roof(self):
+        """The key (in names) of the roof the normalised figure is a fraction of; None without one."""
+        if self.bound == "read" and self.of_read is not None:
+            return "read"
+        return "triad" if self.memory_bound else "sgemm" if self.bound == "compute" else None
+
+    @property
+    def roof_name(self):
+        return self.names[self.roof] if self.roof else ""
+
+    @property
     def normalised(self):
-        return self.of_triad if self.bound == "mem" else self.of_sgemm if self.bound == "compute" else None
+        return {"read": self.of_read, "triad": self.of_triad, "sgemm": self.of_sgemm}.get(self.roof)
 
 
 def classify(row, limits, bytes_per_second=None, flops=None):
@@ -210,9 +232,17 @@ def classify(row, limits, bytes_per_second=None, flops=None):
     fl = number(row, "flops") if flops is None else flops
     intensity = fl / bw if bw else float("inf")
     balance = limits.balance
-    bound = "mem" if balance and intensity < balance else "compute" if balance else "?"
+    share = row.get("write_share")
+    read_dominated = isinstance(share, (int, float)) and not isinstance(share, bool) and share < READ_DOMINATED
+    if not balance:
+        bound = "?"
+    elif intensity >= balance:
+        bound = "compute"
+    else:
+        bound = "read" if read_dominated else "stream"
+    memory = bound in MEMORY_CLASSES
     of_triad = bw / limits.triad if limits.triad and bw and bound != "compute" else None
-    of_sgemm = fl / limits.sgemm if limits.sgemm and fl and bound != "mem" else None
+    of_sgemm = fl / limits.sgemm if limits.sgemm and fl and not memory else None
     of_peak = fl / limits.fma if limits.fma and fl else None
     of_read = bw / limits.read if limits.read and bw and bound != "compute" else None
     return Figure(bound, intensity, of_triad, of_sgemm, of_peak, of_read, dict(limits.names))
@@ -280,7 +310,12 @@ def _record_limits(record, rows, path):
     sgemm = lim.get("sgemm_flops")
     if not isinstance(sgemm, dict) or SGEMM_PRESET not in sgemm:
         raise RunError(f"{path}: the record's limits have no sgemm_flops.{SGEMM_PRESET}")
+    # The read stream is optional: records made before it have none, and 0 says the run did not measure it.
+    read = lim.get("stream_read_bytes_per_second")
+    if read is not None and read != 0:
+        read = positive(read, "stream_read_bytes_per_second")
     return Limits(triad=positive(lim.get("stream_triad_bytes_per_second"), "stream_triad_bytes_per_second"),
+                  read=read or rate(rows, READ, "bytes_per_second"),
                   fma=positive(lim.get("fma_peak_flops"), "fma_peak_flops"),
                   sgemm=positive(sgemm[SGEMM_PRESET], f"sgemm_flops.{SGEMM_PRESET}"),
                   clblast=rate(rows, CLBLAST_SGEMM, "flops"), source="record",

@@ -75,10 +75,12 @@ def benchmarks_table(run, backend):
         rows.append([escape(f"{op} {preset} {dtype}"), escape(row.get("label", "")), _time(row),
                      f"{number(row, 'bytes_per_second') / 1e9:.2f}", f"{number(row, 'flops') / 1e9:.2f}",
                      "" if f.intensity == float("inf") else f"{f.intensity:.3g}", f.bound,
-                     _pct(f.of_triad), _pct(f.of_sgemm), _pct(f.of_peak), str(reps) if reps else "median"])
+                     _pct(f.of_read), _pct(f.of_triad), _pct(f.of_sgemm), _pct(f.of_peak),
+                     str(reps) if reps else "median"])
     n = lim.names
-    return _table(["benchmark", "parameters", "time (median)", "GB/s", "GFLOP/s", "FLOP/byte", "bound", f"of {n['triad']}",
-                   f"of {n['sgemm']}", f"of {n['fma']} peak", "repetitions"], rows, numeric={2, 3, 4, 5, 7, 8, 9})
+    return _table(["benchmark", "parameters", "time (median)", "GB/s", "GFLOP/s", "FLOP/byte", "bound", f"of {n['read']}",
+                   f"of {n['triad']}", f"of {n['sgemm']}", f"of {n['fma']} peak", "repetitions"], rows,
+                  numeric={2, 3, 4, 5, 7, 8, 9, 10})
 
 
 def skipped_list(run):
@@ -104,9 +106,9 @@ def comparison_table(runs, names):
                 continue
             f = classify_named(name, row, run.limits)
             v = f.normalised
-            rate = f"{number(row, 'bytes_per_second') / 1e9:.2f} GB/s" if f.bound == "mem" else \
+            rate = f"{number(row, 'bytes_per_second') / 1e9:.2f} GB/s" if f.memory_bound else \
                 f"{number(row, 'flops') / 1e9:.2f} GFLOP/s"
-            text = f"{_pct(v)} of {f.names['triad'] if f.bound == 'mem' else f.names['sgemm']} ({rate}, {_time(row)})"
+            text = f"{_pct(v)} of {f.roof_name} ({rate}, {_time(row)})"
             if i == 0:
                 base = v
             elif v is not None and base:
@@ -119,8 +121,9 @@ def comparison_table(runs, names):
 
 
 def comparison_note(runs):
-    return (f"<p class=\"note\">Each figure is normalised by its own run's machine limit (memory-bound: of the "
-            f"triad bandwidth, compute-bound: of OpenBLAS SGEMM), so runs on different machines compare; the change "
+    return (f"<p class=\"note\">Each figure is normalised by its own run's machine limit (read-dominated: of the "
+            f"read-only stream, streaming: of the triad bandwidth, compute-bound: of OpenBLAS SGEMM; the roof is "
+            f"named beside each figure), so runs on different machines compare; the change "
             f"is against the first run ({escape(runs[0].label)}). One pair of medians is no significance test: "
             f"<code>touchstone bench compare</code> judges regressions over the repetitions.</p>")
 

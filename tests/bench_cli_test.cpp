@@ -236,6 +236,41 @@ TEST(BenchCli, DeviceBenchmarksAreJudgedAgainstTheirDevicesRoofs) {
                         "device_roofs.vulkan.copy is not a positive number");
 }
 
+// A run with the read-only stream at `read_gbs`, and `op`'s repetitions carrying the write_share
+// counter touchstone-bench writes (bytes written over bytes read).
+json with_read_stream(json bench, double read_gbs, const std::string& op, double write_share) {
+  for (int i = 0; i < 10; ++i) {
+    const double wiggle = 1 + 0.01 * ((i * 3) % 5 - 2);
+    bench["benchmarks"].push_back(repetition("baseline/stream_read", i, 0.01, read_gbs * 1e9 * wiggle, 0));
+  }
+  for (json& r : bench["benchmarks"])
+    if (r["name"] == op + "/manual_time") r["write_share"] = write_share;
+  return bench;
+}
+
+const std::string kDecodeOp = "gemm_quant/cpu/Q4_K_m1_n4096_k14336/F32";
+
+// A read-dominated benchmark (a decode GEMV writes a row for the matrix it reads) is judged against the
+// read-only stream: the stream and the kernel both ran 30% slower while the triad held, which is no
+// regression of the kernel (against the triad it would be one); a streaming op stays on the triad.
+TEST(BenchCli, ReadDominatedBenchmarksAreJudgedAgainstTheReadStream) {
+  const fs::path old_rec = record_of(with_read_stream(bench_json(10, 80, {{kDecodeOp, 5}}), 9, kDecodeOp, 0.001), "rold.json");
+  const fs::path new_rec = record_of(with_read_stream(bench_json(10, 80, {{kDecodeOp, 3.5}}), 6.3, kDecodeOp, 0.001), "rnew.json");
+  std::ifstream in(old_rec);
+  EXPECT_NEAR(json::parse(in)["touchstone"]["limits"]["stream_read_bytes_per_second"].get<double>(), 9e9, 1e3);
+  const test::CliResult r = run_cli("bench compare " + old_rec.string() + " --against " + new_rec.string());
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find(" read "), std::string::npos) << r.out;  // the bound column
+  EXPECT_NE(r.out.find("stream read"), std::string::npos) << r.out;  // the limits table
+  EXPECT_EQ(r.out.find("REGRESSION"), std::string::npos) << r.out;
+  // The same kernel writing half of what it reads is streaming: judged on the triad, a regression.
+  const fs::path s_old = record_of(with_read_stream(bench_json(10, 80, {{kDecodeOp, 5}}), 9, kDecodeOp, 0.5), "sold.json");
+  const fs::path s_new = record_of(with_read_stream(bench_json(10, 80, {{kDecodeOp, 3.5}}), 6.3, kDecodeOp, 0.5), "snew.json");
+  const test::CliResult st = run_cli("bench compare " + s_old.string() + " --against " + s_new.string());
+  EXPECT_EQ(st.exit_code, 1) << st.out << st.err;
+  EXPECT_NE(st.out.find("REGRESSION"), std::string::npos) << st.out;
+}
+
 TEST(BenchCli, BenchmarksMissingFromOneSideAreListed) {
   const fs::path old_rec = record_of(bench_json(10, 80, {{kOp, 5}, {"gelu/cpu/t2048_ff4096/F32", 4}}), "old.json");
   const fs::path new_rec = record_of(bench_json(10, 80, {{kOp, 5}, {"silu/cpu/t2048_ff4096/F32", 4}}), "new.json");

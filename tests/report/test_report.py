@@ -97,11 +97,32 @@ class RunData(unittest.TestCase):
     def test_classification_against_the_balance(self):
         lim = benchruns.Limits(triad=10e9, fma=100e9, sgemm=50e9)  # balance 10 FLOP/byte
         mem = benchruns.classify({"bytes_per_second": 5e9, "flops": 10e9}, lim)  # intensity 2
-        self.assertEqual((mem.bound, mem.normalised, mem.of_sgemm), ("mem", 0.5, None))
+        self.assertEqual((mem.bound, mem.normalised, mem.of_sgemm, mem.roof_name), ("stream", 0.5, None, "triad"))
         comp = benchruns.classify({"bytes_per_second": 1e9, "flops": 40e9}, lim)  # intensity 40
         self.assertEqual((comp.bound, comp.normalised, comp.of_triad, comp.of_peak), ("compute", 0.8, None, 0.4))
         unknown = benchruns.classify({"bytes_per_second": 1e9, "flops": 1e9}, benchruns.Limits(triad=1e9))
         self.assertEqual((unknown.bound, unknown.normalised), ("?", None))
+
+    def test_read_dominated_against_the_read_stream(self):
+        lim = benchruns.Limits(triad=10e9, read=8e9, fma=100e9, sgemm=50e9)
+        row = {"bytes_per_second": 6e9, "flops": 12e9, "write_share": 0.001}  # a decode GEMV
+        f = benchruns.classify(row, lim)
+        self.assertEqual((f.bound, f.roof_name), ("read", "read"))
+        self.assertAlmostEqual(f.normalised, 0.75)
+        self.assertAlmostEqual(f.of_triad, 0.6)  # still there, for reference
+        # Writing half of what it reads: streaming, on the triad.
+        f = benchruns.classify(dict(row, write_share=0.5), lim)
+        self.assertEqual((f.bound, f.roof_name), ("stream", "triad"))
+        self.assertAlmostEqual(f.normalised, 0.6)
+        # A run without a read stream judges it by the triad, and names the triad.
+        f = benchruns.classify(row, benchruns.Limits(triad=10e9, fma=100e9, sgemm=50e9))
+        self.assertEqual((f.bound, f.roof_name), ("read", "triad"))
+        self.assertAlmostEqual(f.normalised, 0.6)
+        # On a device: its read stream, named so.
+        dev = benchruns.Limits(devices={"vulkan": benchruns.DeviceRoofs(read=4e12, copy=3.6e12, fma_f32=40e12)})
+        f = benchruns.classify({"bytes_per_second": 1e12, "flops": 2e12, "write_share": 0.0003}, dev.for_backend("vulkan"))
+        self.assertEqual((f.bound, f.roof_name), ("read", "dev read"))
+        self.assertAlmostEqual(f.normalised, 0.25)
 
     def test_labels_name_commit_and_machine(self):
         runs = benchruns.label_runs([benchruns.load_run(PLAIN), benchruns.load_run(RECORD), benchruns.load_run(RECORD)])
