@@ -56,7 +56,7 @@ std::vector<TensorDecl> varlen_tensors(const PagedPoolParams& p, Layout layout, 
                                        int64_t total_q) {
   std::vector<TensorDecl> d{in("q", {total_q, p.num_heads, p.head_dim})};
   for (auto& pool : paged::pool_decls(p, layout)) d.push_back(std::move(pool));
-  d.push_back(pinned(in("cu_seqlens_q", {num_seqs + 1}), DType::U32));
+  d.push_back(pinned(in("cu_seqlens_q", {checked::add(num_seqs, 1, "num_seqs + 1")}), DType::U32));
   d.push_back(pinned(in(lens_name(a), {num_seqs}), DType::U32));
   d.push_back(pinned(in("block_tables", {num_seqs, p.max_num_blocks_per_seq}), DType::U32));
   d.push_back(out("out", {total_q, p.num_heads, p.head_dim}));
