@@ -5,6 +5,7 @@
 #include <bit>
 
 #include "core/ops/core_params.h"
+#include "core/unsupported.h"
 
 namespace ts::vk {
 
@@ -36,7 +37,7 @@ Split key_split(int64_t groups, int64_t keys, const Target& tg) {
 }
 
 void check_grid(const Dispatch& d, const Target& tg) {
-  check(d.groups[0] <= tg.max_groups[0] && d.groups[1] <= tg.max_groups[1] && d.groups[2] <= tg.max_groups[2],
+  supported_only_if(d.groups[0] <= tg.max_groups[0] && d.groups[1] <= tg.max_groups[1] && d.groups[2] <= tg.max_groups[2],
         "vulkan attention: grid {}x{}x{} of {} is above the device's limits", d.groups[0], d.groups[1], d.groups[2],
         d.shader);
 }
@@ -64,7 +65,7 @@ std::vector<Dispatch> attn(const Target& tg, const Attn& a, bool mla) {
                 or_q(a.tile_starts)};
   if (sp.pieces > 1) {
     const uint64_t bytes = 4ull * a.batch * a.nkv * nrows * sp.pieces * (a.dv + 2);
-    check(bytes <= tg.max_range, "vulkan attention: the key split's scratch of {} bytes is above the device's "
+    supported_only_if(bytes <= tg.max_range, "vulkan attention: the key split's scratch of {} bytes is above the device's "
           "maxStorageBufferRange ({})", bytes, tg.max_range);
     d.bindings[6] = Binding::scratch_buffer("attention.pieces", bytes);
   }
