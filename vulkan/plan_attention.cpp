@@ -53,7 +53,9 @@ std::vector<Dispatch> attn(const Target& tg, const Attn& a, bool mla) {
         shared, tg.max_shared);
   const int64_t group = a.nh / a.nkv, nrows = group * a.q_len, blocks = ceil_div(nrows, rows);
   const bool lens = a.seqs != Seqs::Uniform || !a.kv_lens.empty();
-  const Split sp = key_split(blocks * a.nkv * a.batch, lens ? a.capacity : a.kv_len, tg);
+  const int64_t keys = lens ? a.capacity : a.kv_len;
+  supported_only_if(keys <= 0xffffffffll, "vulkan attention: up to {} keys, past the kernels' 32-bit key indices", keys);
+  const Split sp = key_split(blocks * a.nkv * a.batch, keys, tg);
   check(a.x > 0 && (a.x & (a.x - 1)) == 0, "vulkan attention: vLLM's x = {} is not a power of two", a.x);
   const int64_t x_shift = std::countr_zero(static_cast<uint64_t>(a.x));
   Dispatch d;
