@@ -153,9 +153,9 @@ OpDef<PagedVarlenParams> varlen_op(std::string name, Layout layout, Align a, std
       .validate_params = [layout, a](const P& p) {
         positive(p.num_seqs, "num_seqs");
         non_negative(p.total_q_tokens, "total_q_tokens");
-        non_negative(p.max_kv_len, "max_kv_len");
         if (a == Align::SeqLensFa2) positive(p.max_q_len, "max_q_len");
         paged::check_attention_params(p, layout);
+        paged::check_length_bound(p, p.max_kv_len, "max_kv_len");
       },
       .validate_data = [layout, a](const P& p, const TensorMap& t) {
         check_varlen(p, layout, a, t, p.total_q_tokens, p.max_kv_len, p.max_q_len);
@@ -236,8 +236,8 @@ const Op& op_paged_varlen_attention_vllm_tiled_q4() {
       },
       .validate_params = [](const P& p) {
         non_negative(p.num_tiles, "num_tiles");
-        non_negative(p.max_kv_len, "max_kv_len");
         paged::check_attention_params(p, Layout::Vllm);
+        paged::check_length_bound(p, p.max_kv_len, "max_kv_len");
       },
       .validate_data = [](const P& p, const TensorMap& t) {
         check_varlen(p, Layout::Vllm, Align::PosOffsets, t, p.total_q_tokens, p.max_kv_len, 0);
