@@ -105,6 +105,7 @@ with tempfile.TemporaryDirectory() as tmp:
         nan_op = nan_op or op
         nan_path, nan_case = generated(nan_op, case if nan_op == op else None, tmp)
         h, d = poison_floats(*read(nan_path))
-        write(os.path.join(out, f"hostile_{family}_{nan_op}_nan_inf"), h, d)
+        # valid_*: a valid case (tests/cli_test.cpp runs every other seed expecting an Error).
+        write(os.path.join(out, f"valid_nan_inf_{family}_{nan_op}"), h, d)
         print(f"make_hostile_op_seeds: {family}: {op} {case} ({param} at 2^31, 2^32, 2^63 - 1); "
               f"{nan_op} {nan_case} with NaN / Inf data")
