@@ -117,6 +117,34 @@ TEST_P(FamilySpecialValues, NaNAndInfInEveryFloatInput) {
   EXPECT_GT(judged, 0);
 }
 
+// GPTQ / AWQ with an infinite scale: the reference's W = s * (q - z) is NaN wherever q == z and +-Inf
+// elsewhere, so the output column is NaN. The cpu once scaled each run's sum (s * (sum a q - z sum a)),
+// which gave Inf. Every case of both ops (decode through the int8 tiles, a few outputs, prefill).
+TEST_P(FamilySpecialValues, GptqAwqInfiniteScale) {
+  Backend* b = test::available_backend(GetParam());
+  if (!b) GTEST_SKIP() << GetParam() << " unavailable here";
+  int judged = 0;
+  for (const char* name : {"gemm_gptq", "gemm_awq"}) {
+    const Op& op = op_or_throw(name);
+    for (const CaseSpec& spec : op.cases()) {
+      if (std::find(spec.dtypes.begin(), spec.dtypes.end(), DType::F32) == spec.dtypes.end()) continue;
+      Case c = generate_case(op, spec.params, DType::F32, 11);
+      Tensor& scales = c.tensors.at("scales");
+      const int64_t n = scales.shape().back();
+      for (int64_t g = 0; g < scales.shape()[0]; ++g) scales.set(g * n, std::numeric_limits<double>::infinity());
+      TensorMap want = working_set(c);
+      execute_case(backend("reference"), c, want);
+      for (auto& [out, t] : c.expected) t = want.at(out);
+      ASSERT_TRUE(std::isnan(c.expected.at("out").get(0))) << name << " " << spec.name << ": no q == z in column 0";
+      if (!b->supports(c).ok) continue;
+      ++judged;
+      const Verdict v = check_case(*b, c, false);
+      EXPECT_TRUE(v.pass) << GetParam() << " " << name << " " << spec.name << "\n" << v.describe();
+    }
+  }
+  EXPECT_GT(judged, 0);
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, FamilySpecialValues, ::testing::ValuesIn(backend_names()),
                          [](const auto& info) { return info.param; });
 
