@@ -156,6 +156,57 @@ int cmd_list(const std::vector<std::string>& argv) {
   return 0;
 }
 
+namespace {
+
+bool accepted(const Op& op, const ParamMap& m) {
+  try {
+    op.parse(m);
+    return true;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+// The op's parameters as param_names() spells them, each enum listing only the values the op takes:
+// a value is listed when the op's own parameter checks accept it in at least one of its cases or
+// presets (gemm_quant's `kind` names the plain kinds F32 / F16 / BF16 too, but refuses them). Only
+// cases whose parameters pass without their tensors judge (an op that infers fields from its tensors,
+// as the moe expert ops do, has none): an enum no case judges keeps every value.
+std::vector<std::string> taken_param_names(const Op& op) {
+  std::vector<std::string> out;
+  for (const std::string& spelled : op.param_names()) {
+    const size_t eq = spelled.find('=');
+    if (eq == std::string::npos) {
+      out.push_back(spelled);
+      continue;
+    }
+    const std::string key = spelled.substr(0, eq);
+    std::string values = spelled.substr(eq + 1), suffix;
+    if (!values.empty() && values.back() == '?') values.pop_back(), suffix = "?";
+    std::vector<std::string> taken;
+    bool judged = false;
+    for (size_t at = 0; at <= values.size();) {
+      const size_t bar = std::min(values.find('|', at), values.size());
+      const std::string v = values.substr(at, bar - at);
+      at = bar + 1;
+      bool ok = false;
+      for (const auto* list : {&op.cases(), &op.benches()})
+        for (const CaseSpec& c : *list) {
+          ParamMap m = op.to_map(c.params);
+          if (!m.count(key) || ok || !accepted(op, m)) continue;  // a case whose checks need its tensors
+          judged = true;
+          m[key] = v;
+          ok = accepted(op, m);
+        }
+      if (ok) taken.push_back(v);
+    }
+    out.push_back(judged ? fmt::format("{}={}{}", key, fmt::join(taken, "|"), suffix) : spelled);
+  }
+  return out;
+}
+
+}  // namespace
+
 int cmd_cases(const std::vector<std::string>& argv) {
   Args a(argv, {"op", "tier"}, {});
   Tier max_tier = Tier::Full;
@@ -165,7 +216,7 @@ int cmd_cases(const std::vector<std::string>& argv) {
   for (const Op* op : all_ops()) {
     if (op_filter && *op_filter != op->name()) continue;
     std::cout << fmt::format("{} ({}): {}\n  params: {}\n", op->name(), op->family(), op->summary(),
-                             fmt::join(op->param_names(), " "));
+                             fmt::join(taken_param_names(*op), " "));
     for (const CaseSpec& c : op->cases()) {
       if (c.tier > max_tier) continue;
       std::vector<std::string> dts;

@@ -73,6 +73,12 @@ int cmd_matrix(const std::vector<std::string>& argv) {
           const Verdict v = check_case(*b, c, b->deterministic(*op));
           const KnownFailure* known = find_known_failure(b->name(), op->name(), spec.name, std::string(dtype_name(dt)));
           switch (classify(v, known)) {
+            case Outcome::Unsupported:  // refused at plan or launch time: a "no", as from supports()
+              ++t.unsupported;
+              if (a.has("verbose"))
+                details.push_back(fmt::format("  skip {} {} {}/{}: {}\n", b->name(), op->name(), spec.name,
+                                              dtype_name(dt), v.unsupported));
+              break;
             case Outcome::Pass: ++t.pass; break;
             case Outcome::Known: ++t.known; break;
             case Outcome::Fail:

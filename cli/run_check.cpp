@@ -103,10 +103,14 @@ int cmd_check(const std::vector<std::string>& argv) {
     for (const auto& name : c.output_names()) c.expected.emplace(name, std::move(ref.at(name)));
     against = "the reference (the file has no expected.* tensors)";
   }
-  const Support s = b.supports(c);
-  check(s.ok, "{} does not support {} ({}{}{}): {}", b.name(), c.op->name(), dtype_name(c.dtype),
-        c.variant.empty() ? "" : ", ", c.variant, s.reason);
+  // A "no" from supports() and a refusal at plan or launch time read the same.
+  const auto refuse = [&](const std::string& reason) {
+    fail("{} does not support {} ({}{}{}): unsupported: {}", b.name(), c.op->name(), dtype_name(c.dtype),
+         c.variant.empty() ? "" : ", ", c.variant, reason);
+  };
+  if (const Support s = b.supports(c); !s.ok) refuse(s.reason);
   const Verdict v = check_case(b, c, false);
+  if (!v.unsupported.empty()) refuse(v.unsupported);
   // Figures and tolerance per output: an op may judge its outputs differently.
   std::cout << fmt::format("{} {} on {} against {}\n  params: {}\n{}", c.op->name(), dtype_name(c.dtype), b.name(),
                            against, params_str(c.metadata), v.describe(true));

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "core/case_file.h"
+#include "core/memory_budget.h"
 #include "core/ops/describe.h"
 #include "core/rng.h"
 
@@ -11,6 +12,7 @@ namespace ts::cli {
 void write_weight_case(const std::string& out, const Problem& pr, uint64_t seed,
                        const std::function<void(TensorMap&)>& fill_weights) {
   const Op& op = *pr.op;
+  check_work_budget(pr);  // a few KB of weights with a large --m can ask for hours of reference
   TensorMap tensors = op.make_case(pr, seed);
   fill_weights(tensors);
   Rng rng(seed);

@@ -1,5 +1,7 @@
 #include "conformance/check.h"
 
+#include "core/unsupported.h"
+
 #include <cstring>
 #include <map>
 
@@ -31,6 +33,11 @@ Verdict check_case(Backend& b, const Case& c, bool determinism) {
   TensorMap io = working_set(c);
   try {
     execute_case(b, c, io);
+  } catch (const Unsupported& e) {
+    v.pass = false;
+    v.unsupported = e.what();
+    v.problem = fmt::format("unsupported: {}", e.what());
+    return v;
   } catch (const Error& e) {
     v.pass = false;
     v.problem = fmt::format("error: {}", e.what());
@@ -68,6 +75,7 @@ Verdict check_case(Backend& b, const Case& c, bool determinism) {
 }
 
 Outcome classify(const Verdict& v, const KnownFailure* known) {
+  if (!v.unsupported.empty()) return Outcome::Unsupported;
   if (known) return v.pass ? Outcome::UnexpectedPass : Outcome::Known;
   return v.pass ? Outcome::Pass : Outcome::Fail;
 }

@@ -20,6 +20,9 @@ struct Verdict {
   bool pass = true;
   std::vector<OutputVerdict> outputs;
   std::string problem;  // a run error, a guard overwrite, non-determinism: empty when none
+  // The backend refused the case when it planned or launched it (ts::Unsupported): the reason. Not a
+  // pass and not a failure: reported as "unsupported: <reason>", as a "no" from supports() is.
+  std::string unsupported;
   // One line per output (its figures) plus the problem; with `tolerances`, each output's tolerance
   // on a line of its own below it.
   std::string describe(bool tolerances = false) const;
@@ -35,7 +38,7 @@ Verdict check_case(Backend& b, const Case& c, bool determinism);
 // A verdict against the known-failure list: a listed case that passes is an unexpected pass and
 // fails like a failure, so the list never outlives the bug. One rule for the GoogleTest matrix and
 // `touchstone matrix`.
-enum class Outcome { Pass, Fail, Known, UnexpectedPass };
+enum class Outcome { Pass, Fail, Known, UnexpectedPass, Unsupported };
 Outcome classify(const Verdict& v, const KnownFailure* known);
 inline bool fails(Outcome o) { return o == Outcome::Fail || o == Outcome::UnexpectedPass; }
 

@@ -51,6 +51,7 @@ void judge(const Options& opt, const std::string& test_name, Tier tier, Backend&
   const Verdict v = check_case(b, c, b.deterministic(*c.op));
   const KnownFailure* known = find_known_failure(b.name(), c.op->name(), case_name, std::string(dtype_name(c.dtype)));
   switch (classify(v, known)) {
+    case Outcome::Unsupported: GTEST_SKIP() << "unsupported: " << v.unsupported;
     case Outcome::Pass: break;
     case Outcome::Fail: report_failure(opt, test_name, tier, b, c, case_name, v); break;
     case Outcome::Known: std::cout << "[ KNOWN    ] " << test_name << ": " << known->reason << "\n" << v.describe(); break;

@@ -1,5 +1,7 @@
 #include "core/case_file.h"
 
+#include "core/memory_budget.h"
+
 #include <charconv>
 
 namespace ts {
@@ -38,7 +40,8 @@ Case case_from_file(const SafetensorsFile& f, const Op& op) {
     check(t.dtype() == d->dtype && t.shape() == d->shape, "expected.{}: {} {}, the op produces {} {}", name,
           dtype_name(t.dtype()), shape_str(t.shape()), dtype_name(d->dtype), shape_str(d->shape));
   }
-  TensorMap all = allocate_from_decls(c.decls);
+  TensorMap all = allocate_from_decls(c.decls);  // weighed against the memory budget first
+  check_work_budget(c);                          // before the reference or any backend runs it
   for (auto& [name, t] : inputs) all[name] = std::move(t);
   c.tensors = std::move(all);
   return c;
@@ -83,6 +86,8 @@ Case generate_case(const Problem& pr, uint64_t seed) {
   const Op& op = *pr.op;
   c.seed = seed;
   c.metadata = op.to_map(pr.params);
+  check_memory_budget(decls_footprint(pr.decls), "the case's tensors");  // memory first, then work,
+  check_work_budget(pr);  // both before anything is generated or computed
   c.tensors = op.make_case(c, seed);
   op.validate(c, c.tensors);  // the generator's own output must be a valid case
   TensorMap out = c.tensors;

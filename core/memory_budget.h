@@ -15,6 +15,7 @@
 namespace ts {
 
 struct TensorDecl;
+struct Problem;
 
 uint64_t memory_budget();
 // Parses a budget as TOUCHSTONE_MEMORY_BUDGET spells it ("4G", "512M", "1000000"); an Error otherwise.
@@ -26,5 +27,19 @@ uint64_t decls_footprint(const std::vector<TensorDecl>& decls);
 // An Error "<what> need N bytes, more than the memory budget of B bytes (TOUCHSTONE_MEMORY_BUDGET)"
 // when bytes > memory_budget().
 void check_memory_budget(uint64_t bytes, std::string_view what);
+
+// The work a case may ask for. A file of a few kilobytes can ask for hours of compute (a 20 KB GPTQ
+// layer with m = 2^20 rows is 10^11 operations of the reference's scalar double loops), so a case is
+// weighed in operations (its cost model's FLOPs plus bytes moved) before the reference or a backend
+// runs it, and one over the budget is refused with the figures. The budget: TOUCHSTONE_WORK_BUDGET
+// (operations, or with a K, M, G or T suffix: powers of 1000), else 2^34 (1.7e10: some tens of
+// seconds of the reference, thirty times the largest conformance case).
+inline constexpr uint64_t kDefaultWorkBudget = uint64_t{1} << 34;
+uint64_t work_budget();
+uint64_t parse_operation_count(std::string_view s);
+double case_operations(const Problem& pr);
+// An Error "<op> (<params>): the case asks for N operations (F FLOPs + B bytes moved ...), more than
+// the work budget of W operations (...)" when case_operations(pr) > work_budget().
+void check_work_budget(const Problem& pr);
 
 }  // namespace ts

@@ -10,8 +10,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 
 #include "core/dtype.h"
+#include "core/ops/kv/kv_quant.h"
 #include "cpu/common.h"
 #include "cpu/simd-inl.h"
 #include "hwy/highway.h"
@@ -19,14 +21,20 @@
 HWY_BEFORE_NAMESPACE();
 namespace ts::cpu::HWY_NAMESPACE {
 
+// max|x|, with a NaN counted as Inf: Inf for a row that holds a NaN or an Inf (whatever Max does with
+// a NaN operand, which differs between targets, never decides it).
 float AbsMax(const float* HWY_RESTRICT x, int64_t n) {
   const DF d;
   const int64_t N = hn::Lanes(d);
+  const VF inf = hn::Set(d, std::numeric_limits<float>::infinity());
   VF m = hn::Zero(d);
   int64_t i = 0;
-  for (; i + N <= n; i += N) m = hn::Max(m, hn::Abs(hn::LoadU(d, x + i)));
+  for (; i + N <= n; i += N) {
+    const VF a = hn::Abs(hn::LoadU(d, x + i));
+    m = hn::Max(m, hn::IfThenElse(hn::IsNaN(a), inf, a));
+  }
   float r = hn::GetLane(hn::MaxOfLanes(d, m));
-  for (; i < n; ++i) r = std::max(r, std::fabs(x[i]));
+  for (; i < n; ++i) r = std::max(r, std::isnan(x[i]) ? std::numeric_limits<float>::infinity() : std::fabs(x[i]));
   return r;
 }
 
@@ -91,7 +99,12 @@ float StoreRow(DType pool, const float* x, int64_t n, std::byte* dst) {
     return 0.0f;
   }
   const float qmax = pool == DType::I8 ? 127.0f : 448.0f;
-  const float scale = AbsMax(x, n) / qmax;
+  const float amax = AbsMax(x, n);
+  if (std::isinf(amax)) {  // a NaN or an Inf in the row: NaN scale, zero codes (core/ops/kv/kv_quant.h)
+    std::fill(dst, dst + n, std::byte{0});
+    return kvq::kNonFiniteScale;
+  }
+  const float scale = amax / qmax;
   if (scale == 0.0f) {
     std::fill(dst, dst + n, std::byte{0});
     return 0.0f;

@@ -37,6 +37,7 @@ struct GroupedWeights {
   const float* scale;    // [G, n] F32
   const float* zero;     // [G, n] F32
   int64_t k, n;
+  int64_t groups = 0;    // G
 };
 }  // namespace ts::cpu
 #endif
@@ -228,7 +229,9 @@ constexpr int64_t kGemvColumns = 32;  // columns per GEMV task: the widest chunk
 struct Groups {
   std::vector<int32_t> group;
   std::vector<float> scale, zero;
-  GroupedWeights view(int64_t k, int64_t n) const { return {group.data(), scale.data(), zero.data(), k, n}; }
+  GroupedWeights view(int64_t k, int64_t n) const {
+    return {group.data(), scale.data(), zero.data(), k, n, static_cast<int64_t>(scale.size()) / std::max<int64_t>(n, 1)};
+  }
 };
 
 template <class ZeroFn>
@@ -255,9 +258,13 @@ void grouped_gemm(const Layout& layout, int64_t rows_per_word, const GroupedWeig
   std::vector<float> scratch;
   float* o = output_f32(scratch, out, m * w.n);
   // The GEMV folds the zero into a sum of the activations (s * (sum a q - z sum a)), where one
-  // infinite activation makes inf - inf: activations that are not all finite take the panels, whose
-  // products a * w give the reference's infinities.
-  const bool finite = std::all_of(act.a32.begin(), act.a32.end(), [](float x) { return std::isfinite(x); });
+  // infinite activation makes inf - inf, and scales once per run, where an infinite scale times a
+  // finite run sum is inf although the reference's s * (q - z) is NaN for every q == z: activations
+  // or scales that are not all finite take the panels, whose products a * w give the reference's
+  // infinities and NaNs.
+  const auto is_finite = [](float x) { return std::isfinite(x); };
+  const bool finite = std::all_of(act.a32.begin(), act.a32.end(), is_finite) &&
+                      std::all_of(w.scale, w.scale + w.groups * w.n, is_finite);
   if (m <= kMaxGemvRows && finite) {
     const int64_t tasks = (w.n + kGemvColumns - 1) / kGemvColumns;
     parallel_for(tasks, 1, [&](int64_t t0, int64_t t1) {
@@ -344,9 +351,18 @@ bool gemv_on_tiles(TileDecode& s, int64_t m, TensorMap& t) {
 
 // A decode with enough outputs for the int8 tolerance repacks the weights once here and runs on the
 // tiles; every other call (prefill, a few outputs, activations that are not finite) runs `exact`.
+// Whether every F16 scale is finite: the tiles scale each run's integer sum once, so an infinite
+// scale would give inf where the reference has NaN (q == z): such weights run `exact`.
+bool scales_finite(TensorMap& t) {
+  const Tensor& s = tensor(t, "scales");
+  for (int64_t i = 0; i < s.numel(); ++i)
+    if (!std::isfinite(s.get(i))) return false;
+  return true;
+}
+
 template <class P, class Exact, class Tile>
 HostRun prepare(const P& p, TensorMap& t, Exact exact, Tile tile) {
-  if (!int8_gemv(p.m, p.n)) return [p, &t, exact] { exact(p, t); };
+  if (!int8_gemv(p.m, p.n) || !scales_finite(t)) return [p, &t, exact] { exact(p, t); };
   auto state = std::make_shared<TileDecode>();
   state->w = tile(p, t);
   return [p, &t, state, exact] {

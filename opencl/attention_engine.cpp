@@ -2,6 +2,8 @@
 // variant (affine or paged K/V, the pool dtype, scales, lse) and its arguments.
 #include "attention_engine.h"
 
+#include "core/unsupported.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <limits>
@@ -110,7 +112,7 @@ void flash(Planner& pl, const Attention& a) {
     defines += pg->vllm ? fmt::format(" -DPAGED=2 -DKXW={}", std::min<int64_t>(vw, pg->x)) : " -DPAGED=1";
     if (pg->any_dtype) defines += " -DKV_ANY -DSCALED";
     // The kernel's pool offsets are 32-bit.
-    check(pg->num_blocks * std::max(pg->k_block, pg->v_block) <= std::numeric_limits<int32_t>::max(),
+    supported_only_if(pg->num_blocks * std::max(pg->k_block, pg->v_block) <= std::numeric_limits<int32_t>::max(),
           "OpenCL paged attention: a pool of {} blocks of {} elements exceeds 32-bit offsets", pg->num_blocks,
           std::max(pg->k_block, pg->v_block));
   }
@@ -124,7 +126,7 @@ void flash(Planner& pl, const Attention& a) {
   if (a.items)
     for (const Item& it : a.items->list)
       for (int64_t v : {it.seq, it.row0, it.n, it.first, it.kv}) {
-        check(v >= std::numeric_limits<int32_t>::min() && v <= std::numeric_limits<int32_t>::max(),
+        supported_only_if(v >= std::numeric_limits<int32_t>::min() && v <= std::numeric_limits<int32_t>::max(),
               "OpenCL attention: item value {} does not fit in 32 bits", v);
         table.push_back(int32_t(v));
       }

@@ -8,6 +8,7 @@
 #include "core/ops/kv/kv_quant.h"
 #include "core/ops/paged/pool.h"
 #include "core/ops/paged_params.h"
+#include "core/unsupported.h"
 #include "norm_rope.h"
 
 namespace ts::ocl {
@@ -26,7 +27,7 @@ const char* kv_dtype_define(DType t) {
 
 // A pool position or sequence index as the kernels' 32-bit value.
 int32_t i32(int64_t v, const char* what) {
-  check(v >= 0 && v <= std::numeric_limits<int32_t>::max(), "OpenCL paged write: {} {} does not fit in 32 bits", what,
+  supported_only_if(v >= 0 && v <= std::numeric_limits<int32_t>::max(), "OpenCL paged write: {} {} does not fit in 32 bits", what,
         v);
   return int32_t(v);
 }

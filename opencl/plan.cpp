@@ -1,5 +1,7 @@
 #include "plan.h"
 
+#include "core/unsupported.h"
+
 #include <algorithm>
 #include <limits>
 
@@ -23,7 +25,7 @@ size_t Planner::reduction_group(int64_t n, size_t cap) const {
 }
 
 cl_mem Planner::scratch(size_t bytes) {
-  check(bytes <= limits().max_alloc,
+  supported_only_if(bytes <= limits().max_alloc,
         "OpenCL planner: scratch buffer of {} bytes exceeds the device's largest allocation ({} bytes)", bytes,
         limits().max_alloc);
   cl_int rc = CL_SUCCESS;
@@ -44,7 +46,7 @@ cl_mem Planner::keep(Mem m) {
 cl_mem Planner::ints(const std::vector<int32_t>& values) {
   const size_t bytes = values.size() * sizeof(int32_t);
   if (bytes == 0) return scratch(sizeof(int32_t));
-  check(bytes <= limits().max_alloc, "OpenCL planner: a table of {} bytes exceeds the device's largest allocation",
+  supported_only_if(bytes <= limits().max_alloc, "OpenCL planner: a table of {} bytes exceeds the device's largest allocation",
         bytes);
   cl_int rc = CL_SUCCESS;
   Mem m(clCreateBuffer(rt_.context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes,
@@ -56,7 +58,7 @@ cl_mem Planner::ints(const std::vector<int32_t>& values) {
 void Planner::set_arg(cl_kernel k, cl_uint i, cl_mem m) { CL_CHECK(clSetKernelArg(k, i, sizeof m, &m)); }
 
 void Planner::set_arg(cl_kernel k, cl_uint i, int64_t v) {
-  check(v >= std::numeric_limits<cl_int>::min() && v <= std::numeric_limits<cl_int>::max(),
+  supported_only_if(v >= std::numeric_limits<cl_int>::min() && v <= std::numeric_limits<cl_int>::max(),
         "OpenCL: kernel argument {} = {} does not fit in 32 bits", i, v);
   const cl_int x = static_cast<cl_int>(v);
   CL_CHECK(clSetKernelArg(k, i, sizeof x, &x));
@@ -77,7 +79,7 @@ void Planner::add(Kernel k, std::vector<size_t> global, std::vector<size_t> loca
     d.global[i] = (global[i] + local[i] - 1) / local[i] * local[i];
     group *= local[i];
   }
-  check(group <= limits().max_work_group, "OpenCL planner: work-group of {} exceeds the device's {}", group,
+  supported_only_if(group <= limits().max_work_group, "OpenCL planner: work-group of {} exceeds the device's {}", group,
         limits().max_work_group);
   // An empty range would be an OpenCL error; there is simply nothing to do.
   for (size_t i = 0; i < global.size(); ++i)

@@ -1,4 +1,5 @@
 // Reference: the MoE routing ops (route_topk_softmax, compute_ids_tpe, moe_align_block_size).
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -56,15 +57,19 @@ void moe_align_block_size(const MoeAlignBlockSizeParams& p, TensorMap& t) {
   int32_t* expert_ids = t.at("expert_ids").as<int32_t>();
   const int64_t n = p.batch * p.top_k, bs = p.block_size;
   const auto sentinel = static_cast<int32_t>(n);
+  // Each expert's pairs in pair order from its first slot, its count rounded up to whole blocks (an
+  // expert with no pairs gets no block, as vLLM rounds): a counting sort, O(pairs + experts).
+  std::vector<int64_t> count(static_cast<size_t>(p.num_experts), 0), next(count.size(), 0);
+  for (int64_t i = 0; i < n; ++i) ++count[static_cast<size_t>(topk_ids[i])];
   int64_t at = 0;
   for (int64_t e = 0; e < p.num_experts; ++e) {
-    const int64_t begin = at;
-    for (int64_t i = 0; i < n; ++i)
-      if (topk_ids[i] == e) sorted[at++] = static_cast<int32_t>(i);
-    // An expert with no pairs gets no block (vLLM rounds each count up to whole blocks).
-    while ((at - begin) % bs != 0) sorted[at++] = sentinel;
-    for (int64_t b = begin / bs; b < at / bs; ++b) expert_ids[b] = static_cast<int32_t>(e);
+    next[e] = at;
+    const int64_t padded = (count[e] + bs - 1) / bs * bs;
+    std::fill(sorted + at + count[e], sorted + at + padded, sentinel);
+    std::fill(expert_ids + at / bs, expert_ids + (at + padded) / bs, static_cast<int32_t>(e));
+    at += padded;
   }
+  for (int64_t i = 0; i < n; ++i) sorted[next[static_cast<size_t>(topk_ids[i])]++] = static_cast<int32_t>(i);
   // Slots and blocks past this count are left as they were (vLLM leaves them to the caller's fill).
   t.at("num_tokens_post_padded").as<int32_t>()[0] = static_cast<int32_t>(at);
 }

@@ -1,6 +1,8 @@
 // GPTQ and AWQ layers of a checkpoint recognised by their shapes (core/quant/checkpoint.h): a
 // checkpoint file written here from generated cases, read back as a layer whose op, bits, group size
 // and act-order are the case's, tensors unchanged; and malformed layers as one-line errors.
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
 
 #include <gtest/gtest.h>
@@ -146,6 +148,34 @@ TEST(CheckpointCli, CaseOfALayerChecksOnTheReference) {
   EXPECT_NE(bad_m.err.find("'x' is not an integer"), std::string::npos) << bad_m.err;
   const auto same = test::run_cli("checkpoint case " + ckpt + " " + kPrefix + " --out " + ckpt);
   EXPECT_EQ(same.exit_code, 1) << "overwrote its input";
+  fs::remove_all(dir);
+}
+
+// A small layer with a huge --m asks for more work than any case should (2 x 2^23 x 16 x 128 = 3.4e10
+// FLOPs of the reference's double loops): refused at once, with the figures, and no file left. The
+// memory budget is raised so that the work budget, not the memory one, is what refuses it.
+TEST(CheckpointCli, HugeMIsRefusedByTheWorkBudget) {
+  namespace fs = std::filesystem;
+  const fs::path dir = ts::test::temp_path("checkpoint_cli_work");
+  fs::create_directories(dir);
+  const std::string ckpt = (dir / "model.safetensors").string(), out = (dir / "layer.safetensors").string();
+  const Case c = generate_case(op_or_throw("gemm_gptq"), Params::of(GptqParams{8, 32, 1, 128, 16, true}), DType::F32, 4);
+  write_safetensors(ckpt, checkpoint_of(c));
+  const auto start = std::chrono::steady_clock::now();
+  const std::string big = "TOUCHSTONE_MEMORY_BUDGET=64G";
+  const auto r = test::run_cli("checkpoint case " + ckpt + " " + kPrefix + " --m 8388608 --out " + out, big);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("operations (3.44e+10 FLOPs + "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("more than the work budget of 1.72e+10 operations"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_FALSE(fs::exists(out));
+  EXPECT_FALSE(fs::exists(out + ".partial"));
+  // The budget is the user's to raise (here only far enough to show it is read).
+  const auto raised = test::run_cli("checkpoint case " + ckpt + " " + kPrefix + " --m 8388608 --out " + out,
+                                    big + " TOUCHSTONE_WORK_BUDGET=20G");
+  EXPECT_EQ(raised.exit_code, 1);
+  EXPECT_NE(raised.err.find("more than the work budget of 2e+10 operations"), std::string::npos) << raised.err;
   fs::remove_all(dir);
 }
 

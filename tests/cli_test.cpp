@@ -31,7 +31,7 @@ const fs::path kCorpus = fs::path(TOUCHSTONE_SOURCE_DIR) / "fuzz" / "corpus" / "
 TEST(Cli, MalformedCaseFilesGiveOneLineAndExit1) {
   int n = 0;
   for (const auto& e : fs::directory_iterator(kCorpus)) {
-    if (e.path().filename() == "valid_gemm") continue;
+    if (e.path().filename().string().rfind("valid_", 0) == 0) continue;  // valid_gemm, the NaN / Inf seeds
     const fs::path out = ts::test::temp_path("cli_test.out");
     fs::remove(out);
     const Result r = run_cli("run " + e.path().string() + " --backend reference --out " + out.string());

@@ -217,6 +217,26 @@ TEST(Hostile, MemoryBudget) {
   expect_error([&] { parse_safetensors(bytes); }, "the file's tensors need");
 }
 
+// Work a case asks for is bounded like its memory: gemm 4096^3 (1.4e11 FLOPs in 200 MB) is refused
+// before anything is generated or computed, with its figures; the budget is the user's to set.
+TEST(Hostile, WorkBudget) {
+  EXPECT_EQ(parse_operation_count("20G"), uint64_t{20'000'000'000});
+  EXPECT_EQ(parse_operation_count("123"), 123u);
+  expect_error([] { parse_operation_count("lots"); }, "TOUCHSTONE_WORK_BUDGET 'lots' is not an operation count");
+  expect_error([] { parse_operation_count("99999999999999999999"); }, "overflows");
+  EXPECT_EQ(work_budget(), kDefaultWorkBudget);
+  GemmParams g;
+  g.m = g.n = g.k = 4096;
+  const auto start = std::chrono::steady_clock::now();
+  expect_error([&] { generate_case(op_or_throw("gemm"), Params::of(g), DType::F32, 1); },
+               "gemm (k=4096,m=4096,n=4096): the case asks for 1.38e+11 operations (1.37e+11 FLOPs + 2.01e+08 bytes "
+               "moved, by the op's cost model), more than the work budget of 1.72e+10 operations");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  const ScopedEnv env("TOUCHSTONE_WORK_BUDGET", "1K");
+  g.m = g.n = g.k = 8;  // 1024 FLOPs + 768 bytes
+  expect_error([&] { generate_case(op_or_throw("gemm"), Params::of(g), DType::F32, 1); }, "work budget of 1e+03");
+}
+
 // The default budget (a quarter of physical memory) must never refuse the project's own conformance
 // cases: the largest, in its widest dtype, stays far below what a 4 GiB machine allows. Benchmark
 // presets may be model-sized: the largest is the KV cache of 32 Llama-3-8B sequences of 16k tokens

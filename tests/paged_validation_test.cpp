@@ -1,6 +1,7 @@
 // Bad input to the paged and kv families: one-line Errors naming the tensor or parameter, before any
 // kernel runs. Each test starts from a preset's case and checks that it loads unchanged, so a check
 // that rejects everything cannot pass.
+#include <limits>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -39,6 +40,21 @@ TEST(PagedValidation, TableTooShortForTheContext) {
   f = good_case("kv_paged_decode_attention", "F16_gqa8_hd64_bs1_len9", DType::F32);
   f.metadata["valid_kv_len"] = "100";
   expect_error([&] { case_from_file(f); }, "sequence 0 has 100 kv positions, more than its");
+}
+
+// A length bound no tensor's shape pins (max_seq_len, max_kv_len) sized a device's key split and the
+// attention tolerance's key count: at 2^62 Vulkan's planner divided by zero (SIGFPE) and the tolerance
+// passed anything (atol 4.1e3). It is at most what the block tables hold.
+TEST(PagedValidation, LengthBoundsAtMostWhatTheTablesHold) {
+  SafetensorsFile f = good_case("paged_decode_attention_v2", "bs16_gqa4_hd128_boundaries", DType::F32);
+  f.metadata["max_seq_len"] = std::to_string(int64_t{1} << 62);
+  expect_error([&] { case_from_file(f); },
+               "parameter 'max_seq_len' is 4611686018427387904, more than a block table holds (4 blocks of 16)");
+  f.metadata["max_seq_len"] = "64";  // 4 blocks of 16: the most it may be
+  EXPECT_NO_THROW(case_from_file(f));
+  f = good_case("paged_varlen_attention", "mixed3_bs16_gqa4_hd128", DType::F32);
+  f.metadata["max_kv_len"] = std::to_string(std::numeric_limits<int64_t>::max());
+  expect_error([&] { case_from_file(f); }, "parameter 'max_kv_len' is 9223372036854775807, more than a block table holds");
 }
 
 TEST(PagedValidation, CuSeqlensMustRiseAndEndAtTheRowCount) {

@@ -17,6 +17,7 @@
 #include "core/host_backend.h"
 #include "core/ops/core_params.h"
 #include "core/ops/describe.h"
+#include "core/unsupported.h"
 
 namespace ts {
 namespace {
@@ -280,6 +281,33 @@ TEST(SupportPerProblem, ABackendMayTakeOneKindAndNotAnother) {
   Case c = generate_case(q6, 1);
   TensorMap io = working_set(c);
   expect_error([&] { run_case(b, c, io); }, "toy does not support toy_pool_gather (F32, kind=Q6_K kv_dtype=F8_E4M3): Q4_K only so far");
+}
+
+// A refusal the backend finds only when it plans or launches the case (a scratch buffer above a device
+// limit) is a refusal like a "no" from supports(): the verdict says unsupported with the reason, the
+// matrix skips it, and it is never counted as a failure.
+TEST(SupportPerProblem, ARefusalAtLaunchIsUnsupportedNotAFailure) {
+  KernelTable k;
+  k.add(OpRef<ToyParams>{"toy_pool_gather"}, [](const ToyParams&, TensorMap&) {
+    supported_only_if(false, "toy: the scratch buffer of {} bytes is above the device's limit", int64_t{1} << 62);
+  });
+  HostBackend b("toy", std::move(k));
+  const Case c = generate_case(make_problem(toy_op(), kToy, DType::F32), 1);
+  ASSERT_TRUE(b.supports(c).ok);
+  const Verdict v = check_case(b, c, true);
+  EXPECT_FALSE(v.pass);
+  EXPECT_EQ(v.unsupported, "toy: the scratch buffer of 4611686018427387904 bytes is above the device's limit");
+  EXPECT_EQ(classify(v, nullptr), Outcome::Unsupported);
+  EXPECT_FALSE(fails(classify(v, nullptr)));
+  const KnownFailure known{"toy", "toy_pool_gather", "any", "F32", "listed"};
+  EXPECT_EQ(classify(v, &known), Outcome::Unsupported);  // not an unexpected pass, not a known failure
+  // Any other error at run time is still a failure.
+  KernelTable broken;
+  broken.add(OpRef<ToyParams>{"toy_pool_gather"}, [](const ToyParams&, TensorMap&) { fail("toy: lost the device"); });
+  HostBackend bad("toy", std::move(broken));
+  const Verdict f = check_case(bad, c, false);
+  EXPECT_TRUE(f.unsupported.empty());
+  EXPECT_EQ(classify(f, nullptr), Outcome::Fail);
 }
 
 // The matrix's path for one case: support asked once, the case validated once when it is made, and

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <optional>
 
+#include "core/unsupported.h"
 #include "vulkan/pipelines.h"
 #include "vulkan/plan.h"
 #include "vulkan/plan_roofs.h"
@@ -288,7 +289,7 @@ void VulkanLaunch::alloc_scratch() {
 VkDescriptorBufferInfo VulkanLaunch::buffer_info(const Dispatch& x, const Binding& bd) const {
   const VkPhysicalDeviceLimits& lim = ctx_.info().props.limits;
   if (bd.scratch) {
-    check(bd.scratch <= lim.maxStorageBufferRange,
+    supported_only_if(bd.scratch <= lim.maxStorageBufferRange,
           "vulkan: {} binds a scratch buffer of {} bytes, above this device's maxStorageBufferRange ({})", x.shader,
           bd.scratch, lim.maxStorageBufferRange);
     return {bufs_.at(bd.tensor).get(), 0, bd.scratch};
@@ -298,7 +299,7 @@ VkDescriptorBufferInfo VulkanLaunch::buffer_info(const Dispatch& x, const Bindin
   // The data sits after the leading guard; an empty tensor still binds a non-empty range.
   const VkDeviceSize nbytes = it->second.nbytes();
   const VkDeviceSize range = bd.range ? bd.range : std::max<VkDeviceSize>(4, nbytes - std::min(nbytes, bd.offset));
-  check(range <= lim.maxStorageBufferRange,
+  supported_only_if(range <= lim.maxStorageBufferRange,
         "vulkan: {} binds {} bytes of tensor '{}', above this device's maxStorageBufferRange ({}); this op "
         "has no split for it", x.shader, range, bd.tensor, lim.maxStorageBufferRange);
   check((kGuardBytes + bd.offset) % std::max<VkDeviceSize>(1, lim.minStorageBufferOffsetAlignment) == 0,

@@ -1,5 +1,7 @@
 #include "vulkan/plan.h"
 
+#include "core/unsupported.h"
+
 #include <algorithm>
 #include <numeric>
 #include <array>
@@ -13,7 +15,7 @@ std::string Target::variant(Kernel k) const {
 }
 
 Push& Push::u(int64_t v) {
-  check(v >= 0 && v <= 0xffffffffll, "value {} does not fit the Vulkan kernels' 32-bit indices", v);
+  supported_only_if(v >= 0 && v <= 0xffffffffll, "value {} does not fit the Vulkan kernels' 32-bit indices", v);
   words_.push_back(static_cast<uint32_t>(v));
   return *this;
 }
@@ -23,7 +25,7 @@ std::vector<std::pair<int64_t, int64_t>> Target::row_windows(int64_t rows, uint6
   // Windows of a multiple of `unit` rows start at aligned offsets (the data itself starts aligned).
   const uint64_t unit = offset_align / std::gcd(row_bytes, offset_align);
   const uint64_t per = row_bytes ? max_range / row_bytes / unit * unit : 0;
-  check(per > 0, "vulkan: a tensor of {} rows of {} bytes exceeds maxStorageBufferRange ({}) and no window of "
+  supported_only_if(per > 0, "vulkan: a tensor of {} rows of {} bytes exceeds maxStorageBufferRange ({}) and no window of "
         "whole rows fits it at the {}-byte offset alignment", rows, row_bytes, max_range, offset_align);
   std::vector<std::pair<int64_t, int64_t>> w;
   for (int64_t r = 0; r < rows; r += static_cast<int64_t>(per)) w.push_back({r, std::min<int64_t>(per, rows - r)});

@@ -8,6 +8,7 @@
 #include "core/ops/core_params.h"
 #include "core/ops/tensor_params.h"
 #include "vulkan/plan_layout.h"
+#include "core/unsupported.h"
 
 namespace ts::vk {
 
@@ -39,7 +40,7 @@ Split key_split(int64_t groups, int64_t keys, const Target& tg) {
 }
 
 void check_grid(const Dispatch& d, const Target& tg) {
-  check(d.groups[0] <= tg.max_groups[0] && d.groups[1] <= tg.max_groups[1] && d.groups[2] <= tg.max_groups[2],
+  supported_only_if(d.groups[0] <= tg.max_groups[0] && d.groups[1] <= tg.max_groups[1] && d.groups[2] <= tg.max_groups[2],
         "vulkan attention: grid {}x{}x{} of {} is above the device's limits", d.groups[0], d.groups[1], d.groups[2],
         d.shader);
 }
@@ -55,7 +56,9 @@ std::vector<Dispatch> attn(const Target& tg, const Attn& a, bool mla) {
         shared, tg.max_shared);
   const int64_t group = a.nh / a.nkv, nrows = group * a.q_len, blocks = ceil_div(nrows, rows);
   const bool lens = a.seqs != Seqs::Uniform || !a.kv_lens.empty();
-  const Split sp = key_split(blocks * a.nkv * a.batch, lens ? a.capacity : a.kv_len, tg);
+  const int64_t keys = lens ? a.capacity : a.kv_len;
+  supported_only_if(keys <= 0xffffffffll, "vulkan attention: up to {} keys, past the kernels' 32-bit key indices", keys);
+  const Split sp = key_split(blocks * a.nkv * a.batch, keys, tg);
   check(a.x > 0 && (a.x & (a.x - 1)) == 0, "vulkan attention: vLLM's x = {} is not a power of two", a.x);
   const int64_t x_shift = std::countr_zero(static_cast<uint64_t>(a.x));
   Dispatch d;
@@ -67,7 +70,7 @@ std::vector<Dispatch> attn(const Target& tg, const Attn& a, bool mla) {
                 or_q(a.tile_starts)};
   if (sp.pieces > 1) {
     const uint64_t bytes = 4ull * a.batch * a.nkv * nrows * sp.pieces * (a.dv + 2);
-    check(bytes <= tg.max_range, "vulkan attention: the key split's scratch of {} bytes is above the device's "
+    supported_only_if(bytes <= tg.max_range, "vulkan attention: the key split's scratch of {} bytes is above the device's "
           "maxStorageBufferRange ({})", bytes, tg.max_range);
     d.bindings[6] = Binding::scratch_buffer("attention.pieces", bytes);
   }

@@ -3,7 +3,8 @@
 // the row's max |x| by a work-group reduction, scale = max / qmax, codes x / scale. Defined to the bit
 // (OPS.md), so the program is built with correctly rounded division: I8 rounds half away from zero
 // (the fraction decides, never x + 0.5, which rounds 0.49999997 up), F8_E4M3 to nearest even,
-// saturating at 448; a zero row stores scale 0 and zero codes. Only the row's own slot is written.
+// saturating at 448; a zero row stores scale 0 and zero codes, a row with a NaN or an Inf the NaN
+// scale and zero codes. Only the row's own slot is written.
 //   -DKV_I8 | -DKV_F8 | -DKV_F16 | -DKV_BF16 (the pool), with -cl-fp32-correctly-rounded-divide-sqrt
 #include "kv.h"
 
@@ -42,11 +43,16 @@ __kernel void kv_append(__global const float* k_in, __global const float* v_in, 
   __global const float* x = (side ? v_in : k_in) + (size_t)row * hd;
   __global kv_t* dst = (side ? layer_v : layer_k) + at * hd;
 #ifdef QMAX
+  // max|x| with a NaN counted as Inf (by its bits: fmax's NaN rule never decides it), so the row's
+  // maximum is Inf exactly when the row holds a NaN or an Inf; such a row stores the NaN scale
+  // 0x7fc00000 and zero codes (core/ops/kv/kv_quant.h).
   float m = 0.0f;
-  for (int c = lid; c < hd; c += g) m = fmax(m, fabs(x[c]));
-  const float scale = wg_max(m, red) / QMAX;
+  for (int c = lid; c < hd; c += g) m = fmax(m, as_float(min(as_uint(x[c]) & 0x7fffffffu, 0x7f800000u)));
+  const float amax = wg_max(m, red);
+  const bool non_finite = as_uint(amax) == 0x7f800000u;
+  const float scale = non_finite ? as_float(0x7fc00000u) : amax / QMAX;
   if (lid == 0) (side ? v_scales : k_scales)[at] = scale;
-  for (int c = lid; c < hd; c += g) dst[c] = scale == 0.0f ? 0 : encode(x[c] / scale);
+  for (int c = lid; c < hd; c += g) dst[c] = non_finite || scale == 0.0f ? 0 : encode(x[c] / scale);
 #else
   for (int c = lid; c < hd; c += g) KST(dst, c, x[c]);
 #endif

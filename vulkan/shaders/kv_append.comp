@@ -3,8 +3,8 @@
 // kv_append_paged: each (side, token, kv head) row of k_in / v_in (F32 [tokens, nkv, hd]) into its
 // pool slot, position cache_len_before + token through paged_block_indices (ferrum layout):
 // quantized (I8, F8_E4M3: scale = max|x| / qmax, codes x / scale; a zero row stores scale 0 and
-// zeros) or converted (F16, BF16), bit for bit as the reference. One work group per row (grid
-// stride); invocation t owns whole 32-bit words of the row (head_dim a multiple of 4), so rows never
+// zeros, a row with a NaN or an Inf the NaN scale and zeros) or converted (F16, BF16), bit for bit
+// as the reference. One work group per row (grid stride); invocation t owns whole 32-bit words of the row (head_dim a multiple of 4), so rows never
 // share a word and nothing else in the pool is touched.
 #include "dtype.glsl"
 
@@ -34,7 +34,7 @@ layout(push_constant) uniform Push {
 uint code(float x, float scale) {
   if (p.kv_kind == KV_F16) return f16_code(x);
   if (p.kv_kind == KV_BF16) return bf16_bits(x);
-  if (scale == 0.0) return 0u;
+  if (scale == 0.0 || floatBitsToUint(scale) == 0x7fc00000u) return 0u;  // zero or non-finite row
   const float q = div_rn(x, scale);
   return p.kv_kind == KV_I8 ? i8_code(q) : f8_code(q);
 }
@@ -51,9 +51,17 @@ void main() {
     const uint src = row * p.hd;
     float scale = 0.0;
     if (bytes) {
+      // max|x| with a NaN counted as Inf, by the bits (what max() does with a NaN is the driver's):
+      // the maximum is Inf exactly when the row holds a NaN or an Inf, and such a row stores the NaN
+      // scale 0x7fc00000 and zero codes (core/ops/kv/kv_quant.h).
       float m = 0.0;
-      for (uint i = t; i < p.hd; i += WG) m = max(m, abs(is_v ? v_in[src + i] : k_in[src + i]));
-      scale = div_rn(wg_max(m), p.kv_kind == KV_I8 ? 127.0 : 448.0);  // uniform: every invocation has it
+      for (uint i = t; i < p.hd; i += WG) {
+        const uint bits = floatBitsToUint(is_v ? v_in[src + i] : k_in[src + i]) & 0x7fffffffu;
+        m = max(m, uintBitsToFloat(min(bits, 0x7f800000u)));
+      }
+      const float amax = wg_max(m);  // uniform: every invocation has it
+      scale = floatBitsToUint(amax) == 0x7f800000u ? uintBitsToFloat(0x7fc00000u)
+                                                   : div_rn(amax, p.kv_kind == KV_I8 ? 127.0 : 448.0);
       if (t == 0u) {
         if (is_v) v_scales[at] = scale;
         else k_scales[at] = scale;

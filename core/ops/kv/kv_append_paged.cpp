@@ -106,7 +106,7 @@ const Op& op_kv_append_paged() {
         positive(p.num_blocks, "num_blocks (layer_k's first dimension)");
       },
       .validate_data = [](const P& p, const TensorMap& t) {
-        paged::check_tables(t.at("paged_block_indices"), "paged_block_indices", {p.cache_len_before + p.tokens},
+        paged::check_tables(t.at("paged_block_indices"), "paged_block_indices", {checked::add(p.cache_len_before, p.tokens, "positions cache_len_before + tokens")},
                             p.num_indices, p.block_size, p.num_blocks);
       },
       .infer = [](P& p, const TensorMap& t) {

@@ -13,7 +13,15 @@ float store_row(KvDtype k, const float* x, int64_t n, Tensor& pool, int64_t firs
     return 0.0f;
   }
   float amax = 0.0f;
-  for (int64_t i = 0; i < n; ++i) amax = std::max(amax, std::fabs(x[i]));
+  bool finite = true;
+  for (int64_t i = 0; i < n; ++i) {
+    if (!std::isfinite(x[i])) finite = false;
+    else amax = std::max(amax, std::fabs(x[i]));
+  }
+  if (!finite) {  // no finite scale stands for the row: it loads as NaN everywhere (kv_quant.h)
+    for (int64_t i = 0; i < n; ++i) pool.as<uint8_t>()[first + i] = 0;
+    return kNonFiniteScale;
+  }
   const float scale = amax / qmax(k);  // F32, as stored: the codes are x divided by exactly this
   for (int64_t i = 0; i < n; ++i) {
     const float q = scale == 0.0f ? 0.0f : x[i] / scale;

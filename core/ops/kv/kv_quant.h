@@ -1,6 +1,7 @@
 #pragma once
 // The KV element types of OPS.md's kv family, in one place: the quantization of one (token, kv head)
 // row into a pool, used by the reference of kv_append_paged and by the generators that fill pools.
+#include <bit>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -15,10 +16,18 @@ inline bool has_scales(KvDtype k) { return k == KvDtype::I8 || k == KvDtype::F8_
 // The largest code's magnitude: 127 (I8), 448 (F8_E4M3).
 float qmax(KvDtype k);
 
+// The scale of a row that holds a NaN or an Inf (I8, F8_E4M3): the quiet NaN 0x7fc00000, beside codes
+// that are all 0, so every element of the row loads as NaN (0 x NaN). No finite scale can stand for
+// such a row (max|x| is Inf or undefined), and storing NaN keeps the special value visible to whatever
+// reads the pool instead of turning it into +-qmax or 0. Every backend stores exactly these bits
+// (docs/catalog/kv.md, "Non-finite rows of a quantized KV pool").
+inline constexpr uint32_t kNonFiniteScaleBits = 0x7fc00000u;
+inline constexpr float kNonFiniteScale = std::bit_cast<float>(kNonFiniteScaleBits);
+
 // Writes row x[0, n) into pool elements [first, first + n): scale = max|x| / qmax in F32; I8 =
 // round_half_away(x / scale) clamped to [-127, 127], F8_E4M3 = x / scale to nearest even, saturating
-// at 448; a zero row stores scale 0 and zeros. F16 / BF16: x rounded to nearest even. Returns the
-// scale (0 for F16 / BF16).
+// at 448; a zero row stores scale 0 and zeros; a row with any NaN or Inf stores kNonFiniteScale and
+// zeros. F16 / BF16: x rounded to nearest even (NaN and Inf kept). Returns the scale (0 for F16 / BF16).
 float store_row(KvDtype k, const float* x, int64_t n, Tensor& pool, int64_t first);
 
 // Element i of a pool as the value it stands for (code x scale for I8 and F8_E4M3).

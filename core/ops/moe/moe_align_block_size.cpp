@@ -15,6 +15,9 @@ MoeAlignBlockSizeParams align(int64_t batch, int64_t num_experts, int64_t top_k,
   return {num_experts, block_size, batch, top_k};
 }
 
+// The most experts the alignment takes (the largest models have a few hundred).
+constexpr int64_t kMaxAlignExperts = 65536;
+
 int64_t pairs(const MoeAlignBlockSizeParams& p) { return checked::mul(p.batch, p.top_k, "batch * top_k"); }
 // The most slots the padding can need: every expert one short of a full block.
 int64_t max_padded(const MoeAlignBlockSizeParams& p) {
@@ -47,6 +50,11 @@ const Op& op_moe_align_block_size() {
         positive(p.batch, "batch (topk_ids' rows)");
         positive(p.top_k, "top_k (topk_ids' columns)");
         top_k_fits("moe_align_block_size", p.top_k, p.num_experts);
+        // No tensor has num_experts elements here, so nothing else bounds it: every implementation keeps
+        // a counter per expert (vLLM's kernels in shared memory), and scans them all.
+        check(p.num_experts <= kMaxAlignExperts,
+              "moe_align_block_size: num_experts {} is more than the {} per-expert counters an implementation keeps",
+              p.num_experts, kMaxAlignExperts);
         check(max_padded(p) <= INT32_MAX, "moe_align_block_size: {} padded slots do not fit an I32 index",
               max_padded(p));
       },
@@ -70,7 +78,7 @@ const Op& op_moe_align_block_size() {
                       std::vector<uint8_t>& mask) { unwritten_past_padded(expected, p.block_size, mask); }}},
       .cost = [](const MoeAlignBlockSizeParams& p, DType) {
         const double n = double(pairs(p));
-        return Cost{n, 4.0 * (n + double(max_padded(p)) + double(max_blocks(p)) + 1.0)};
+        return Cost{n + double(p.num_experts), 4.0 * (n + double(max_padded(p)) + double(max_blocks(p)) + 1.0)};
       },
       // Tokens cycle through hot experts, the lower half and the last expert (moe_inputs.h): experts
       // with several blocks, with a partial one and with none.

@@ -27,6 +27,13 @@ void check_attention_params(const PagedPoolParams& p, Layout layout) {
   positive(p.num_blocks, "num_blocks (k_pool's first dimension)");
 }
 
+void check_length_bound(const PagedPoolParams& p, int64_t bound, const char* name) {
+  non_negative(bound, name);
+  const int64_t held = checked::mul(p.max_num_blocks_per_seq, p.block_size, "max_num_blocks_per_seq * block_size");
+  check(bound <= held, "parameter '{}' is {}, more than a block table holds ({} blocks of {})", name, bound,
+        p.max_num_blocks_per_seq, p.block_size);
+}
+
 void check_pool_data(const PagedPoolParams& p, Layout layout, const TensorMap& t, const std::vector<int64_t>& lens) {
   check_x(layout, p.x, t.at("k_pool").dtype());
   check_tables(t.at("block_tables"), "block_tables", lens, p.max_num_blocks_per_seq, p.block_size, p.num_blocks);

@@ -17,6 +17,10 @@ std::vector<TensorDecl> pool_decls(const PagedPoolParams& p, Layout layout);
 void infer_num_blocks(PagedPoolParams& p, const TensorMap& t, Layout layout);
 // GQA, positive sizes, vLLM's x.
 void check_attention_params(const PagedPoolParams& p, Layout layout);
+// A length bound a case states (max_seq_len, max_kv_len) is at most what a block table holds
+// (max_num_blocks_per_seq x block_size): no tensor's shape bounds it otherwise, and it sizes a
+// device's key split and the attention tolerance's key count.
+void check_length_bound(const PagedPoolParams& p, int64_t bound, const char* name);
 // Before the tables are read: x matches the pool dtype, the tables' entries that lengths `lens` use
 // are in range and the lengths fit the tables.
 void check_pool_data(const PagedPoolParams& p, Layout layout, const TensorMap& t, const std::vector<int64_t>& lens);

@@ -47,8 +47,8 @@ const Op& op_paged_batched_decode_attention() {
       },
       .validate_params = [](const P& p) {
         positive(p.num_seqs, "num_seqs");
-        non_negative(p.max_kv_len, "max_kv_len");
         paged::check_attention_params(p, Layout::Ferrum);
+        paged::check_length_bound(p, p.max_kv_len, "max_kv_len");
       },
       .validate_data = [](const P& p, const TensorMap& t) {
         const auto lens = paged::lengths(t, "valid_kv_lens");

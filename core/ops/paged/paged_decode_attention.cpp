@@ -58,7 +58,9 @@ template <class P> Cost decode_cost(const P& p, DType dt, int64_t q_len) {
                      static_cast<double>(p.num_seqs * p.num_heads * q_len));
 }
 
-template <class P> int64_t max_keys(const P& p) { return p.max_num_blocks_per_seq * p.block_size; }
+template <class P> int64_t max_keys(const P& p) {
+  return checked::mul(p.max_num_blocks_per_seq, p.block_size, "max_num_blocks_per_seq * block_size");
+}
 
 // A preset: heads, head_dim, block size, the sequences' kv lengths; tables one block wider than the
 // longest sequence needs, so each table has an entry past its end (pointing at a NaN block).
@@ -168,8 +170,8 @@ const Op& op_paged_decode_attention_v2() {
       .tensors = [](const P& p) { return decode_tensors(p, Layout::Ferrum, 1); },
       .validate_params = [](const P& p) {
         positive(p.num_seqs, "num_seqs");
-        non_negative(p.max_seq_len, "max_seq_len");
         paged::check_attention_params(p, Layout::Ferrum);
+        paged::check_length_bound(p, p.max_seq_len, "max_seq_len");
       },
       .validate_data = [](const P& p, const TensorMap& t) {
         const auto lens = paged::lengths(t, "context_lens");

@@ -56,7 +56,7 @@ std::vector<TensorDecl> varlen_tensors(const PagedPoolParams& p, Layout layout, 
                                        int64_t total_q) {
   std::vector<TensorDecl> d{in("q", {total_q, p.num_heads, p.head_dim})};
   for (auto& pool : paged::pool_decls(p, layout)) d.push_back(std::move(pool));
-  d.push_back(pinned(in("cu_seqlens_q", {num_seqs + 1}), DType::U32));
+  d.push_back(pinned(in("cu_seqlens_q", {checked::add(num_seqs, 1, "num_seqs + 1")}), DType::U32));
   d.push_back(pinned(in(lens_name(a), {num_seqs}), DType::U32));
   d.push_back(pinned(in("block_tables", {num_seqs, p.max_num_blocks_per_seq}), DType::U32));
   d.push_back(out("out", {total_q, p.num_heads, p.head_dim}));
@@ -153,9 +153,9 @@ OpDef<PagedVarlenParams> varlen_op(std::string name, Layout layout, Align a, std
       .validate_params = [layout, a](const P& p) {
         positive(p.num_seqs, "num_seqs");
         non_negative(p.total_q_tokens, "total_q_tokens");
-        non_negative(p.max_kv_len, "max_kv_len");
         if (a == Align::SeqLensFa2) positive(p.max_q_len, "max_q_len");
         paged::check_attention_params(p, layout);
+        paged::check_length_bound(p, p.max_kv_len, "max_kv_len");
       },
       .validate_data = [layout, a](const P& p, const TensorMap& t) {
         check_varlen(p, layout, a, t, p.total_q_tokens, p.max_kv_len, p.max_q_len);
@@ -236,8 +236,8 @@ const Op& op_paged_varlen_attention_vllm_tiled_q4() {
       },
       .validate_params = [](const P& p) {
         non_negative(p.num_tiles, "num_tiles");
-        non_negative(p.max_kv_len, "max_kv_len");
         paged::check_attention_params(p, Layout::Vllm);
+        paged::check_length_bound(p, p.max_kv_len, "max_kv_len");
       },
       .validate_data = [](const P& p, const TensorMap& t) {
         check_varlen(p, Layout::Vllm, Align::PosOffsets, t, p.total_q_tokens, p.max_kv_len, 0);

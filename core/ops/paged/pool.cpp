@@ -97,11 +97,14 @@ std::vector<int64_t> values(const Tensor& t) {
 void check_tables(const Tensor& tables, const std::string& name, const std::vector<int64_t>& lens, int64_t width,
                   int64_t block_size, int64_t num_blocks) {
   const auto t = values(tables);
+  check(block_size > 0, "{}: block_size must be positive, is {}", name, block_size);
   for (size_t s = 0; s < lens.size(); ++s) {
-    check(lens[s] <= width * block_size,
-          "{}: sequence {} has {} kv positions, more than its {} blocks of {} hold", name, s, lens[s], width,
-          block_size);
-    const int64_t nb = (lens[s] + block_size - 1) / block_size;
+    check(lens[s] >= 0, "{}: sequence {} has a negative kv length {}", name, s, lens[s]);
+    // The blocks the sequence reads, ceil(len / block_size), without len + block_size - 1 (which wraps
+    // near 2^63), against the table's width, without width * block_size (which wraps too).
+    const int64_t nb = lens[s] / block_size + (lens[s] % block_size != 0 ? 1 : 0);
+    check(nb <= width, "{}: sequence {} has {} kv positions, more than its {} blocks of {} hold", name, s, lens[s],
+          width, block_size);
     for (int64_t i = 0; i < nb; ++i) {
       const int64_t b = t[s * width + i];
       check(b >= 0 && b < num_blocks, "{}[{}][{}] = {} is outside the pool's [0, {}) blocks", name, s, i, b,

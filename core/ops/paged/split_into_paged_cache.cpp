@@ -18,7 +18,9 @@ using paged::Layout;
 
 namespace {
 
-int64_t qkv_width(int64_t q_heads, int64_t kv_heads, int64_t head_dim) { return (q_heads + 2 * kv_heads) * head_dim; }
+int64_t qkv_width(int64_t q_heads, int64_t kv_heads, int64_t head_dim) {
+  return checked::mul(checked::add(q_heads, checked::mul(2, kv_heads, "qkv width"), "qkv width"), head_dim, "qkv width");
+}
 
 paged::Pool pool(Layout layout, int64_t num_blocks, int64_t kv_heads, int64_t block_size, int64_t head_dim, int64_t x) {
   return {layout, num_blocks, kv_heads, block_size, head_dim, layout == Layout::Vllm ? x : 1};
@@ -103,6 +105,7 @@ OpDef<P> split_op(std::string name, Layout layout, std::string summary, void (*r
         non_negative(p.cache_len, "cache_len");
         non_negative(p.qkv_byte_offset, "qkv_byte_offset");
         non_negative(p.q_out_byte_offset, "q_out_byte_offset");
+        checked::add(p.cache_len, p.tokens, "pool slots cache_len + tokens");
         paged::check_pool_params(layout, p.head_dim, p.block_size, p.max_num_blocks_per_seq, p.x);
       },
       .validate_data = [layout](const P& p, const TensorMap& t) {
@@ -110,15 +113,19 @@ OpDef<P> split_op(std::string name, Layout layout, std::string summary, void (*r
         const int64_t es = static_cast<int64_t>(dtype_size(dt));
         multiple_of(p.qkv_byte_offset, es, "qkv_byte_offset (in elements of the activation dtype)");
         multiple_of(p.q_out_byte_offset, es, "q_out_byte_offset (in elements of the activation dtype)");
-        const int64_t qkv_need = p.qkv_byte_offset / es + p.tokens * qkv_width(p.q_heads, p.kv_heads, p.head_dim);
+        const int64_t qkv_need = checked::add(p.qkv_byte_offset / es,
+                                              checked::mul(p.tokens, qkv_width(p.q_heads, p.kv_heads, p.head_dim), "qkv elements"),
+                                              "qkv elements");
         check(qkv_need <= p.qkv_elems, "qkv: {} tokens from byte {} need {} elements, the tensor has {}", p.tokens,
               p.qkv_byte_offset, qkv_need, p.qkv_elems);
-        const int64_t q_need = p.q_out_byte_offset / es + p.q_heads * p.tokens * p.head_dim;
+        const int64_t q_need = checked::add(
+            p.q_out_byte_offset / es,
+            checked::mul(checked::mul(p.q_heads, p.tokens, "q_out elements"), p.head_dim, "q_out elements"), "q_out elements");
         check(q_need <= p.q_out_elems, "q_out: {} heads x {} tokens from byte {} need {} elements, the tensor has {}",
               p.q_heads, p.tokens, p.q_out_byte_offset, q_need, p.q_out_elems);
         rope::check_positions(p.pos_offset, p.tokens, p.max_pos, p.qk_mode != rope::kTransposeOnly);
         paged::check_x(layout, p.x, t.at("cache_k").dtype());
-        paged::check_tables(t.at("block_table"), "block_table", {p.cache_len + p.tokens}, p.max_num_blocks_per_seq,
+        paged::check_tables(t.at("block_table"), "block_table", {checked::add(p.cache_len, p.tokens)}, p.max_num_blocks_per_seq,
                             p.block_size, p.num_blocks);
       },
       .infer = [layout](P& p, const TensorMap& t) {
@@ -197,7 +204,7 @@ OpDef<V> varlen_op(std::string name, Layout layout, std::string summary, void (*
       .tensors = [layout](const V& p) {
         auto d = split_tensors(as_split(p), {p.m_total, qkv_width(p.q_heads, p.kv_heads, p.head_dim)}, pool_of(p, layout));
         d.push_back(out("q_out", {p.m_total, p.q_heads, p.head_dim}));
-        d.push_back(pinned(in("cu_seqlens_q", {p.num_seqs + 1}), DType::U32));
+        d.push_back(pinned(in("cu_seqlens_q", {checked::add(p.num_seqs, 1, "num_seqs + 1")}), DType::U32));
         d.push_back(pinned(in("pos_offsets", {p.num_seqs}), DType::U32));
         d.push_back(pinned(in("block_tables", {p.num_seqs, p.max_blocks_per_seq}), DType::U32));
         return d;
