@@ -1,5 +1,5 @@
 #pragma once
-// Case files (OPS.md, "The case file"): one op invocation on concrete tensors, as safetensors.
+// Case files (docs/catalog.md, "The case file"): one op invocation on concrete tensors, as safetensors.
 // Metadata: "op", every parameter by name, "seed" when generated. Tensors: inputs and in-outs under
 // their names, expected outputs as "expected.<name>".
 #include <optional>

@@ -16,7 +16,7 @@ namespace ts {
 // F16 or BF16 in the case's dtype). Names are ggml's type names.
 enum class QuantKind { Q4_0, Q4_1, Q8_0, Q4_K, Q5_K, Q6_K, F32, F16, BF16 };
 
-// KV-cache element types (OPS.md, "Family kv"): F8_E4M3 is e4m3fn, I8 carries a scale per token.
+// KV-cache element types (docs/catalog.md, "Family kv"): F8_E4M3 is e4m3fn, I8 carries a scale per token.
 enum class KvDtype { F16, BF16, F8_E4M3, I8 };
 
 // The name table of an enum parameter: every value with its spelling, in declaration order.

@@ -36,7 +36,7 @@ Tier tier_or_throw(std::string_view s) {
 std::string TensorDecl::dtype_rule_str() const {
   switch (rule) {
     case DTypeRule::Activation: return fmt::format("{} (the case's activation dtype)", dtype_name(dtype));
-    case DTypeRule::Pinned: return fmt::format("{} (pinned by OPS.md)", dtype_name(dtype));
+    case DTypeRule::Pinned: return fmt::format("{} (pinned by the catalog)", dtype_name(dtype));
     case DTypeRule::Param: return fmt::format("{} ({})", dtype_name(dtype), param);
   }
   return std::string(dtype_name(dtype));

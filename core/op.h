@@ -24,7 +24,7 @@ std::optional<Tier> tier_from_name(std::string_view s);
 Tier tier_or_throw(std::string_view s);  // an Error naming the three tiers for anything else
 
 // Where a tensor's dtype comes from. Activation: the case's float dtype (F32, F16 or BF16; one per
-// case). Pinned: fixed by OPS.md (U8 quant bytes, I32 / U32 ids, F32 scales and routing weights, F16
+// case). Pinned: fixed by docs/catalog.md (U8 quant bytes, I32 / U32 ids, F32 scales and routing weights, F16
 // GPTQ/AWQ scales). Param: named by an enum parameter (a KV pool in `kv_dtype`, plain experts in `kind`).
 enum class DTypeRule { Activation, Pinned, Param };
 
@@ -271,7 +271,7 @@ template <class P> TensorMap TypedOp<P>::make_case(const Problem& pr, uint64_t s
   return t;
 }
 
-// The catalog: every op, in OPS.md order.
+// The catalog: every op, in docs/catalog.md order.
 const std::vector<const Op*>& all_ops();
 const Op* find_op(std::string_view name);  // nullptr when unknown
 const Op& op_or_throw(std::string_view name);

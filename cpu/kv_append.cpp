@@ -1,6 +1,6 @@
 // kv_append_paged on cpu: each (token, kv head) row of k_in / v_in quantized (I8, F8_E4M3) or
 // converted (F16, BF16) into its pool slot, rows split across threads. The quantization is defined to
-// the bit (OPS.md): max|x| in lanes (exact), scale = max / qmax in F32, codes x / scale by IEEE
+// the bit (docs/catalog.md): max|x| in lanes (exact), scale = max / qmax in F32, codes x / scale by IEEE
 // division in lanes; I8 rounds half away from zero (trunc, then the fraction decides, never x + 0.5,
 // which rounds 0.49999997 up), F8 to nearest even through core/dtype.h's encoder.
 #undef HWY_TARGET_INCLUDE

@@ -21,7 +21,7 @@ void route_topk_softmax(const RouteTopkSoftmaxParams& p, TensorMap& t) {
     for (int64_t e = 0; e < E; ++e) sum += std::exp(row[e] - max);
 
     // Selection by the logits themselves, strictly greater, so equal logits rank the lower id first.
-    // A NaN logit never wins; when only NaN are left the lowest unchosen id is taken (OPS.md leaves it open).
+    // A NaN logit never wins; when only NaN are left the lowest unchosen id is taken (docs/catalog.md leaves it open).
     std::vector<bool> chosen(static_cast<size_t>(E), false);
     std::vector<double> w(static_cast<size_t>(p.top_k));
     double chosen_sum = 0;

@@ -1,5 +1,5 @@
 // Reference: qk_norm_rope, qk_norm_rope_batched_per_item, split_qkv_norm_rope,
-// split_qkv_norm_rope_into_cache. Rotate-half RoPE (OPS.md, Conventions), in double.
+// split_qkv_norm_rope_into_cache. Rotate-half RoPE (docs/catalog.md, Conventions), in double.
 #include <cmath>
 #include <functional>
 

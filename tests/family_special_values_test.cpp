@@ -41,7 +41,7 @@ Case special_case(const Op& op, const CaseSpec& spec) {
 }
 
 // Where a backend and the reference part ways today: what these ops do with a special value is not
-// yet defined in the catalog (the kv pools' non-finite rows are: docs/catalog/kv.md). Listed as data,
+// yet defined in the catalog (the kv pools' non-finite rows are: docs/catalog.md, family kv). Listed as data,
 // as conformance/known_failures.cpp lists its cases: a listed pair that passes fails the test, so the
 // list never outlives the fix.
 struct Disagreement {

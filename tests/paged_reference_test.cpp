@@ -1,7 +1,7 @@
 // The paged and kv families' references against the ops they are defined by: paged decode is flash
 // attention over the gathered keys, vLLM's layout holds the same values as ferrum's, FlashAttention-2
 // alignment is varlen alignment with seq_lens = pos_offsets + rows, tiles cover the same rows, and the
-// KV quantizers round as OPS.md says. Addresses are computed here from OPS.md's layouts, independently
+// KV quantizers round as docs/catalog.md says. Addresses are computed here from docs/catalog.md's layouts, independently
 // of core/ops/paged/pool.h.
 #include <cmath>
 #include <limits>
@@ -37,7 +37,7 @@ void expect_same_bits(const Tensor& a, const Tensor& b, const std::string& what)
   }
 }
 
-// OPS.md: ferrum [nb, nkv, bs, hd]; vLLM key [nb, nkv, hd/x, bs, x], value [nb, nkv, hd, bs].
+// docs/catalog.md: ferrum [nb, nkv, bs, hd]; vLLM key [nb, nkv, hd/x, bs, x], value [nb, nkv, hd, bs].
 int64_t ferrum_at(const Shape& s, int64_t b, int64_t h, int64_t slot, int64_t d) {
   return ((b * s[1] + h) * s[2] + slot) * s[3] + d;
 }

@@ -175,7 +175,7 @@ TEST(TensorDtypes, WrongOrMissingPinnedTensorIsOneLineNamingBoth) {
 
   SafetensorsFile f = good;
   f.tensors["bytes"] = Tensor(DType::F32, {5, 4});
-  expect_error([&] { case_from_file(f, toy_op()); }, "tensor 'bytes' has dtype F32, expected U8 (pinned by OPS.md)");
+  expect_error([&] { case_from_file(f, toy_op()); }, "tensor 'bytes' has dtype F32, expected U8 (pinned by the catalog)");
   f = good;
   f.tensors["ids"] = Tensor(DType::I64, {9});
   expect_error([&] { case_from_file(parse_safetensors(serialize_safetensors(f)), toy_op()); },
@@ -185,7 +185,7 @@ TEST(TensorDtypes, WrongOrMissingPinnedTensorIsOneLineNamingBoth) {
   expect_error([&] { case_from_file(f, toy_op()); }, "tensor 'pool' has dtype I8, expected F8_E4M3 (kv_dtype=F8_E4M3)");
   f = good;
   f.tensors.erase("bytes");
-  expect_error([&] { case_from_file(f, toy_op()); }, "missing tensor 'bytes' (U8 (pinned by OPS.md))");
+  expect_error([&] { case_from_file(f, toy_op()); }, "missing tensor 'bytes' (U8 (pinned by the catalog))");
   f = good;
   f.metadata["kv_dtype"] = "Q8";
   expect_error([&] { case_from_file(f, toy_op()); }, "'Q8' is not a KV-cache dtype");

@@ -425,7 +425,7 @@ TEST(QuantValidation, OneLineErrorsNamingWhatWasExpected) {
   f.tensors["bytes"] = Tensor(DType::U8, {3, 288});
   expect_error([&] { case_from_file(f); }, "tensor 'bytes' has shape [3,288], the parameters need [2,288]");
   f.tensors["bytes"] = Tensor(DType::F32, {2, 288});
-  expect_error([&] { case_from_file(f); }, "tensor 'bytes' has dtype F32, expected U8 (pinned by OPS.md)");
+  expect_error([&] { case_from_file(f); }, "tensor 'bytes' has dtype F32, expected U8 (pinned by the catalog)");
   f.tensors["bytes"] = Tensor(DType::U8, {2, 288});
   EXPECT_NO_THROW(case_from_file(f));
   // quantize's source must be finite.

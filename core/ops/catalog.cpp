@@ -1,4 +1,4 @@
-// The catalog: every described op, in OPS.md order. Each op's description lives in
+// The catalog: every described op, in docs/catalog.md order. Each op's description lives in
 // core/ops/<family>/<op>.cpp and is reached through op_<name>().
 #include "core/op.h"
 #include "core/ops/core_params.h"

@@ -1,5 +1,5 @@
 #pragma once
-// Parameter structs of the core family (OPS.md, "Family core"). Field names are the seed's argument
+// Parameter structs of the core family (docs/catalog.md, "Family core"). Field names are the seed's argument
 // names and the case file's metadata keys. Fields marked "inferred" are not stored in a case file:
 // they come from the tensors' shapes (Op::parse with tensors) or from a preset.
 #include <cstdint>
@@ -142,7 +142,7 @@ struct FlashAttentionParams {
     v("causal", causal); v("scale", scale); v("kv_seq_stride", kv_seq_stride);
     v("sliding_window", sliding_window);
   }
-  int64_t kv_rows() const { return kv_seq_stride ? kv_seq_stride : kv_len; }  // S in OPS.md
+  int64_t kv_rows() const { return kv_seq_stride ? kv_seq_stride : kv_len; }  // S in docs/catalog.md
 };
 
 struct MlaAttentionParams {

@@ -1,5 +1,5 @@
 #pragma once
-// Parameter structs of the moe family (OPS.md, "Family moe"). Field names are the seed's argument
+// Parameter structs of the moe family (docs/catalog.md, "Family moe"). Field names are the seed's argument
 // names and the case file's metadata keys.
 #include <cstdint>
 

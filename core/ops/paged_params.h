@@ -1,5 +1,5 @@
 #pragma once
-// Parameter structs of the paged and kv families (OPS.md, "Family paged", "Family kv"). Field names
+// Parameter structs of the paged and kv families (docs/catalog.md, "Family paged", "Family kv"). Field names
 // are the seed's argument names and the case file's metadata keys. `num_blocks` (the pools' first
 // dimension) is inferred from the tensors, never stored.
 #include <cmath>

@@ -1,5 +1,5 @@
 #pragma once
-// Parameter structs of the quant family (OPS.md, "Family quant"). Field names are the seed's argument
+// Parameter structs of the quant family (docs/catalog.md, "Family quant"). Field names are the seed's argument
 // names and the case file's metadata keys.
 #include <cstdint>
 

@@ -9,7 +9,7 @@
 // [b, nh, n, d] or token-major [tokens, nh, d]).
 // Scores: scale * (q[:dk1] . k1[j] + q[dk1:] . k2[j]); values v[j] (dv columns). Plain attention has
 // dk2 = 0; MLA's absorbed form is k1 = v = the compressed cache and k2 = the rope keys.
-// Visibility (OPS.md): row at position P = first + i sees j < kv_len, j <= P when causal, and
+// Visibility (docs/catalog.md): row at position P = first + i sees j < kv_len, j <= P when causal, and
 // j >= P + 1 - window when window > 0. Only keys some row of the block sees are ever loaded.
 // K/V addressing (-DPAGED): 0 affine, row j at base + j * stride; 1 a ferrum pool, 2 vLLM's pools:
 // position j is slot j % block_size of block table[j / block_size]; each tile first finds its rows'

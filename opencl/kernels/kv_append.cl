@@ -1,7 +1,7 @@
 // kv_append_paged: each (side, token, kv head) row of k_in / v_in (F32) quantized (I8, F8_E4M3) or
 // converted (F16, BF16) into its pool slot, found through the block indices. One work-group per row:
 // the row's max |x| by a work-group reduction, scale = max / qmax, codes x / scale. Defined to the bit
-// (OPS.md), so the program is built with correctly rounded division: I8 rounds half away from zero
+// (docs/catalog.md), so the program is built with correctly rounded division: I8 rounds half away from zero
 // (the fraction decides, never x + 0.5, which rounds 0.49999997 up), F8_E4M3 to nearest even,
 // saturating at 448; a zero row stores scale 0 and zero codes, a row with a NaN or an Inf the NaN
 // scale and zero codes. Only the row's own slot is written.

@@ -2,7 +2,7 @@
 #extension GL_GOOGLE_include_directive : require
 // route_topk_softmax: one work group per token row of logits [batch, experts] (rows past the group
 // count loop). The invocations stride over the row's experts. Selection is by the logits themselves
-// (OPS.md), as the reference ranks them: a larger logit first, equal ones (-0 and +0 included) by
+// (docs/catalog.md), as the reference ranks them: a larger logit first, equal ones (-0 and +0 included) by
 // the lower id, NaN after every number. Each logit maps to an order-preserving uint key (NaN the
 // lowest), so round k takes the largest key, lowest id among equal keys, of the experts that rank
 // after the previous pick: no per-expert "chosen" state is needed whatever the expert count. Each

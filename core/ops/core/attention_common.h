@@ -8,7 +8,7 @@
 
 namespace ts::attn {
 
-// Kv positions [begin, end) that a query at absolute position `pos` sees (OPS.md, Conventions):
+// Kv positions [begin, end) that a query at absolute position `pos` sees (docs/catalog.md, Conventions):
 // causal j <= pos; sliding_window w > 0 also j >= pos + 1 - w; always j < kv_len.
 struct KeyRange {
   int64_t begin = 0, end = 0;

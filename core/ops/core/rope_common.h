@@ -8,7 +8,7 @@
 
 namespace ts::rope {
 
-// The modes of OPS.md: 0 transpose only, 1 per-head RMS norm then RoPE, 2 RoPE only.
+// The modes of docs/catalog.md: 0 transpose only, 1 per-head RMS norm then RoPE, 2 RoPE only.
 inline constexpr int64_t kTransposeOnly = 0, kNormRope = 1, kRopeOnly = 2;
 
 // rotary_dim 0 means head_dim.

@@ -1,5 +1,5 @@
 #pragma once
-// The KV element types of OPS.md's kv family, in one place: the quantization of one (token, kv head)
+// The KV element types of docs/catalog.md's kv family, in one place: the quantization of one (token, kv head)
 // row into a pool, used by the reference of kv_append_paged and by the generators that fill pools.
 #include <bit>
 #include <cstdint>
@@ -20,7 +20,7 @@ float qmax(KvDtype k);
 // that are all 0, so every element of the row loads as NaN (0 x NaN). No finite scale can stand for
 // such a row (max|x| is Inf or undefined), and storing NaN keeps the special value visible to whatever
 // reads the pool instead of turning it into +-qmax or 0. Every backend stores exactly these bits
-// (docs/catalog/kv.md, "Non-finite rows of a quantized KV pool").
+// (docs/catalog.md, "Non-finite rows of a quantized KV pool").
 inline constexpr uint32_t kNonFiniteScaleBits = 0x7fc00000u;
 inline constexpr float kNonFiniteScale = std::bit_cast<float>(kNonFiniteScaleBits);
 

@@ -70,7 +70,7 @@ const Op& op_route_topk_softmax() {
       },
       .reference = ref::route_topk_softmax,
       .tolerance = weights_tolerance,
-      // The ranking is by the exact logits (OPS.md): any other id is wrong.
+      // The ranking is by the exact logits (docs/catalog.md): any other id is wrong.
       .outputs = {{"out_ids", [](const RouteTopkSoftmaxParams&, DType) { return tol::exact(); }, {}}},
       .cost = [](const RouteTopkSoftmaxParams& p, DType dt) {
         const double n = double(p.batch) * double(p.num_experts);

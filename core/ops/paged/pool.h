@@ -1,5 +1,5 @@
 #pragma once
-// The KV pools of the paged and kv families (OPS.md, "Family paged"): their two layouts, the address
+// The KV pools of the paged and kv families (docs/catalog.md, "Family paged"): their two layouts, the address
 // of one element, block tables that are random permutations, pools whose unused slots hold NaN, and
 // the checks every paged op runs on its block tables and lengths.
 #include <cstdint>
