@@ -55,7 +55,10 @@ template <NamedEnum E> std::optional<E> enum_from_name(std::string_view s) {
 // "Q4_0|Q4_1|...": the valid names, for errors and `touchstone cases`.
 template <NamedEnum E> std::string enum_choices() {
   std::string s;
-  for (const auto& [e, n] : EnumNames<E>::kValues) s += (s.empty() ? "" : "|") + std::string(n);
+  for (const auto& [e, n] : EnumNames<E>::kValues) {
+    if (!s.empty()) s += '|';
+    s += n;
+  }
   return s;
 }
 

@@ -36,9 +36,11 @@ class VulkanLaunch final : public Launch {
   void execute() override;
   double last_seconds() const override { return seconds_; }
   void finish() override;
+  void upload_inputs() override;
 
  private:
   void setup();
+  void upload(const std::vector<std::string>& names);
   void alloc_scratch();
   VkDescriptorBufferInfo buffer_info(const Dispatch& x, const Binding& bd) const;
   void record();
@@ -48,7 +50,7 @@ class VulkanLaunch final : public Launch {
   Context& ctx_;
   std::string op_;
   TensorMap& io_;
-  std::vector<std::string> outputs_;
+  std::vector<std::string> outputs_, inputs_;  // inputs_: inputs and in-outs
   std::vector<Dispatch> plan_;
   std::map<std::string, Buffer> bufs_;
   VkDescriptorPool pool_ = VK_NULL_HANDLE;
@@ -200,6 +202,8 @@ class VulkanImpl final : public Backend {
 
 VulkanLaunch::VulkanLaunch(VulkanImpl& b, const Problem& pr, TensorMap& io, std::vector<Dispatch> plan)
     : b_(b), ctx_(b.ctx()), op_(pr.op->name()), io_(io), outputs_(pr.output_names()), plan_(std::move(plan)) {
+  for (const auto& d : pr.decls)
+    if (d.role != Role::Out) inputs_.push_back(d.name);
   try {
     setup();
   } catch (...) {
@@ -210,26 +214,42 @@ VulkanLaunch::VulkanLaunch(VulkanImpl& b, const Problem& pr, TensorMap& io, std:
 
 void VulkanLaunch::setup() {
   ctx_.take_messages();  // messages of an earlier failure are not this op's
+  for (auto& [name, t] : io_) bufs_.emplace(name, Buffer(ctx_, t.storage_bytes(), false));
+  std::vector<std::string> all;
+  for (const auto& [name, t] : io_) all.push_back(name);
+  upload(all);
+  alloc_scratch();
+  record();
+  ctx_.check_messages("preparing " + op_);
+}
+
+// Tensors `names` whole (guards included) into their device buffers, through one staging buffer.
+void VulkanLaunch::upload(const std::vector<std::string>& names) {
   VkDeviceSize total = 0;
-  for (auto& [name, t] : io_) {
-    bufs_.emplace(name, Buffer(ctx_, t.storage_bytes(), false));
-    total += t.storage_bytes();
-  }
-  // Upload every tensor whole (guards included) through one staging buffer.
+  for (const auto& name : names) total += io_.at(name).storage_bytes();
   Buffer& st = b_.staging(total);
   VkDeviceSize off = 0;
   std::vector<std::pair<VkBuffer, VkBufferCopy>> copies;
-  for (auto& [name, t] : io_) {
+  for (const auto& name : names) {
+    const Tensor& t = io_.at(name);
     std::memcpy(static_cast<char*>(st.mapped()) + off, t.storage(), t.storage_bytes());
     copies.push_back({bufs_.at(name).get(), VkBufferCopy{off, 0, t.storage_bytes()}});
     off += t.storage_bytes();
   }
   ctx_.submit_and_wait([&](VkCommandBuffer cb) {
+    // Earlier runs' shader reads and writes of these buffers finish before the copy overwrites them.
+    VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    mb.srcAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+    mb.dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0,
+                         nullptr, 0, nullptr);
     for (auto& [dst, c] : copies) vkCmdCopyBuffer(cb, st.get(), dst, 1, &c);
   });
-  alloc_scratch();
-  record();
-  ctx_.check_messages("preparing " + op_);
+}
+
+void VulkanLaunch::upload_inputs() {
+  upload(inputs_);
+  ctx_.check_messages("uploading the inputs of " + op_);
 }
 
 // One device buffer per scratch name, as large as its largest binding; never uploaded: every
