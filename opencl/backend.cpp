@@ -20,7 +20,7 @@ class ClLaunch final : public Launch {
   void set_dispatches(std::vector<Dispatch> d) { dispatches_ = std::move(d); }
 
   // One device buffer per tensor, the whole storage uploaded; the kernels see the data sub-buffer.
-  void upload() {
+  void allocate() {
     for (auto& [name, t] : io_) {
       cl_int rc = CL_SUCCESS;
       DeviceTensor d;
@@ -126,8 +126,8 @@ class OpenclBackendImpl final : public Backend {
     auto it = plans_.find(pr.op->name());
     check(it != plans_.end(), "OpenCL backend: no kernel for op '{}'", pr.op->name());
     auto launch = std::make_unique<ClLaunch>(*rt_, io, pr);
-    launch->upload();
-    Planner planner(*rt_, pr.params, io, launch->buffers(), pr.dtype);
+    launch->allocate();
+    Planner planner(*rt_, pr, launch->buffers());
     it->second.plan(planner);
     launch->set_dispatches(planner.take());
     return launch;

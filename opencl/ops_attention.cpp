@@ -27,7 +27,7 @@ void add_attention_ops(PlanTable& t) {
   });
   add_plan(t, ops::flash_attention_batched_per_cache, [](Planner& pl) {
     const auto& p = pl.params<FlashAttentionBatchedPerCacheParams>();
-    const int64_t m = pl.tensor("q").shape().at(0);
+    const int64_t m = pl.decl("q").shape.at(0);
     const Strides cache{0, p.capacity * p.hd, p.hd};
     // One dispatch per sequence: each has its own cache buffers and reads its length on the device.
     for (int64_t i = 0; i < m; ++i) {

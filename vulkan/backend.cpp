@@ -121,7 +121,7 @@ class VulkanImpl final : public Backend {
     const bool cpu = ctx_->info().props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
     t.group_cap = cpu ? kCpuGroupCap : t.max_groups[0];
     t.fill_groups = cpu ? kCpuFillGroups : kGpuFillGroups;
-    return std::make_unique<VulkanLaunch>(*this, pr, io, it->second.plan(pr.params, io, t));
+    return std::make_unique<VulkanLaunch>(*this, pr, io, it->second.plan(pr.params, Decls(pr), t));
   }
 
   // Subgroup variants where the device has the arithmetic ops, unless TOUCHSTONE_VULKAN_SUBGROUPS=0

@@ -11,10 +11,10 @@ constexpr int64_t kGemvRows = 8;    // gemv.comp: NR
 }  // namespace
 
 void add_gemm_planners(PlannerTable& t) {
-  add_planner(t, ops::gemm, [](const GemmParams& p, const TensorMap& io, const Target& tg) {
+  add_planner(t, ops::gemm, [](const GemmParams& p, const Decls& decls, const Target& tg) {
     // b above maxStorageBufferRange: one dispatch per window of its rows (output columns).
     std::vector<Dispatch> out;
-    const uint64_t row_bytes = static_cast<uint64_t>(p.k) * dtype_size(io.at("b").dtype());
+    const uint64_t row_bytes = static_cast<uint64_t>(p.k) * dtype_size(decls.at("b").dtype);
     for (auto [n0, nn] : tg.row_windows(p.n, row_bytes)) {
       Dispatch d;
       d.bindings = {"a", Binding("b", n0 * row_bytes, nn * row_bytes), "out"};
