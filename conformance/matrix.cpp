@@ -1,6 +1,7 @@
 // The conformance matrix: every backend x op x case x dtype, plus every backend x golden file,
 // registered as GoogleTest tests named so that the name is the repro filter:
 //   <backend>/<op>.<case>/<dtype>          e.g.  cpu/flash_attention.gqa8_causal/BF16
+//   <backend>/<op>.<case>/<dtype>/steps    one launch run on several steps of new values (steps.cpp)
 //   <backend>/golden.<file stem>
 // Flags (before GoogleTest's own): --backend=NAME --op=NAME --family=NAME --tier=smoke|ci|full
 // --seed=N (xor-ed into every case's seed) --failures=DIR (where failing cases are written).
@@ -12,6 +13,7 @@
 #include "conformance/check.h"
 #include "conformance/known_failures.h"
 #include "conformance/options.h"
+#include "conformance/steps.h"
 
 namespace ts {
 namespace {
@@ -130,6 +132,9 @@ int register_matrix(const Options& o) {
           ::testing::RegisterTest(suite.c_str(), test.c_str(), nullptr, nullptr, __FILE__, __LINE__,
                                   [=, &o]() -> ::testing::Test* { return new CaseTest(o, full, bname, *op, spec, dt); });
           ++n;
+          // One prepared launch run on several steps of new values: at the case's first dtype (the
+          // plan's value-independence does not vary with the dtype; the matrix covers the others).
+          if (dt == spec.dtypes.front()) register_steps_test(o, bname, *op, spec, dt), ++n;
         }
       }
     }

@@ -66,7 +66,8 @@ std::optional<Tolerance> HostBackend::tolerance(const Problem& pr, const std::st
 namespace {
 class HostLaunch final : public Launch {
  public:
-  explicit HostLaunch(HostRun run) : run_(std::move(run)) {}
+  // `repack`: the kernel's prepare step (empty for a plain kernel), run again on upload_inputs().
+  HostLaunch(HostRun run, std::function<HostRun()> repack = {}) : run_(std::move(run)), repack_(std::move(repack)) {}
   void execute() override {
     const auto t0 = std::chrono::steady_clock::now();
     run_();
@@ -74,9 +75,15 @@ class HostLaunch final : public Launch {
   }
   double last_seconds() const override { return seconds_; }
   void finish() override {}  // the kernel wrote the host tensors directly
+  // The kernels read the host tensors themselves; only what a prepare step made from them (repacked
+  // weights) is made again from their new values.
+  void upload_inputs() override {
+    if (repack_) run_ = repack_();
+  }
 
  private:
   HostRun run_;
+  std::function<HostRun()> repack_;
   double seconds_ = 0;
 };
 }  // namespace
@@ -84,7 +91,10 @@ class HostLaunch final : public Launch {
 std::unique_ptr<Launch> HostBackend::prepare(const Problem& pr, TensorMap& io) {
   const KernelTable::Entry* e = kernels_.find(pr.op->name());
   check(e != nullptr, "{}: no kernel for {}", name_, pr.op->name());
-  if (e->prepare) return std::make_unique<HostLaunch>(e->prepare(pr.params, io));
+  if (e->prepare) {
+    auto repack = [&f = e->prepare, p = pr.params, &io] { return f(p, io); };
+    return std::make_unique<HostLaunch>(repack(), repack);
+  }
   return std::make_unique<HostLaunch>([&k = e->run, p = pr.params, &io] { k(p, io); });
 }
 

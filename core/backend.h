@@ -41,6 +41,14 @@ class Launch {
   virtual double last_seconds() const = 0;
   // Copies every output and in-out tensor back into the tensors given to prepare(), guards included.
   virtual void finish() = 0;
+  // Writes the current values of the inputs and in-outs given to prepare() (the caller has put a new
+  // step's values there: other lengths, tables, ids, positions, data, of the same shapes, validated)
+  // into the buffers the prepared launch runs on; the next execute() runs on them with the plan made
+  // at prepare(). A plan therefore never depends on a tensor's values, only on the problem's shapes
+  // and parameters: work that depends on values is decided on the device (what a captured graph,
+  // replayed with new per-step state, needs). Nothing to copy for a backend that runs on the host
+  // tensors themselves; one that repacked inputs at prepare (weights into its own layout) repacks them.
+  virtual void upload_inputs() = 0;
 };
 
 class Backend {

@@ -78,6 +78,11 @@ template <class P> struct OpDef {
   std::function<void(P&, const TensorMap&)> infer;
   // Fills inputs and in-outs (already allocated with their declared shapes and dtypes).
   std::function<void(const P&, TensorMap&, Rng&)> generate;
+  // Another step of the same problem: redraws the generator's own per-step state (each sequence's
+  // length and position, which a preset fixes and the tensors' values carry) within the same shapes and
+  // parameters, so that one prepared launch can be run on new lengths as well as new data (the
+  // conformance matrix's step tests, Launch::upload_inputs). Empty: a new seed alone makes a new step.
+  std::function<void(P&, Rng&)> next_step;
   // Writes every output and in-out; reads only inputs and in-outs.
   std::function<void(const P&, TensorMap&)> reference;
   // Every output's tolerance, unless `outputs` gives one its own.
@@ -158,6 +163,9 @@ class Op {
   virtual void validate(const Problem& pr, const TensorMap& t) const = 0;
   // Inputs and in-outs generated from `seed`, outputs allocated (NaN-filled: unwritten shows up).
   virtual TensorMap make_case(const Problem& pr, uint64_t seed) const = 0;
+  // Parameters for another step of the same problem (OpDef::next_step): the same shapes and the same
+  // parameters, the generator's per-step lengths and positions redrawn from `seed`.
+  virtual Params next_step(const Params& p, uint64_t seed) const = 0;
   virtual void reference(const Params& p, TensorMap& t) const = 0;
   // How output `output` is judged, and which of its elements are compared (empty: all of them).
   virtual Tolerance tolerance(const Params& p, DType dt, const std::string& output) const = 0;
@@ -220,6 +228,12 @@ template <class P> class TypedOp final : public Op {
   }
   void validate(const Problem& pr, const TensorMap& t) const override;
   TensorMap make_case(const Problem& pr, uint64_t seed) const override;
+  Params next_step(const Params& p, uint64_t seed) const override {
+    P q = p.as<P>();
+    Rng rng(seed);
+    if (d_.next_step) d_.next_step(q, rng);
+    return Params::of(std::move(q));
+  }
   void reference(const Params& p, TensorMap& t) const override { d_.reference(p.as<P>(), t); }
   Tolerance tolerance(const Params& p, DType dt, const std::string& output) const override {
     const OutputRule<P>* r = rule(output);

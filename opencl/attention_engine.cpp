@@ -71,6 +71,28 @@ int64_t kv_kind(DType t) {
   }
 }
 
+// The grid an item view launches, from the parameters alone: the most items any step's lengths can
+// make, the most positions one holds, the most keys a sequence sees.
+struct ItemGrid {
+  int64_t items, positions, keys;
+};
+ItemGrid item_grid(const Items& it) {
+  switch (it.mode) {
+    case SeqMode::Lens: return {it.seqs * int64_t(ceil_div(it.q_len, it.run)), std::min(it.run, it.q_len), it.capacity};
+    case SeqMode::Varlen:
+    case SeqMode::Fa2:
+      // sum over sequences of ceil(n_s / run) <= (total_q + seqs (run - 1)) / run, and an item holds a
+      // row at least: a decode-shaped batch (a row per sequence) launches one item per sequence, a
+      // prefill batch at most one more than its rows fill (never a grid of the longest sequence's
+      // items per sequence).
+      return {std::min(it.total_q, (it.total_q + it.seqs * (it.run - 1)) / it.run), std::min(it.run, it.total_q),
+              it.capacity};
+    case SeqMode::Tiles: return {it.seqs, std::min(it.run, it.total_q), it.capacity};
+    case SeqMode::Uniform: break;
+  }
+  fail("OpenCL attention: an item view needs per-sequence lengths");
+}
+
 }  // namespace
 
 int64_t item_positions(const Planner& pl, int64_t group, int64_t dv) {
@@ -83,11 +105,12 @@ void flash(Planner& pl, const Attention& a) {
   const size_t L = g.L;
   const int vw = g.vw;
   const int64_t dk = a.dk1 + a.dk2, group = a.nh / a.nkv;
-  // Items: the longest run of positions sets the row blocks per (item, kv head); the longest kv the pieces.
+  // Items: the most positions one holds set the row blocks per (item, kv head); the most keys a
+  // sequence may have the pieces (a piece past a shorter sequence's keys loads nothing).
   int64_t q_len = a.q_len, kv_len = a.kv_len, n_items = a.batch;
   if (a.items) {
-    q_len = 0, kv_len = 0, n_items = int64_t(a.items->list.size());
-    for (const Item& it : a.items->list) q_len = std::max(q_len, it.n), kv_len = std::max(kv_len, it.kv);
+    const ItemGrid g = item_grid(*a.items);
+    q_len = g.positions, kv_len = g.keys, n_items = g.items;
   }
   if (n_items == 0 || q_len == 0) return;  // no query row: nothing to write
   const int64_t rows = group * q_len;
@@ -122,16 +145,15 @@ void flash(Planner& pl, const Attention& a) {
     part_acc = pl.scratch(size_t(out_rows * np * a.dv) * sizeof(float));
     part_ml = pl.scratch(size_t(out_rows * np * 2) * sizeof(float));
   }
-  std::vector<int32_t> table;
-  if (a.items)
-    for (const Item& it : a.items->list)
-      for (int64_t v : {it.seq, it.row0, it.n, it.first, it.kv}) {
-        supported_only_if(v >= std::numeric_limits<int32_t>::min() && v <= std::numeric_limits<int32_t>::max(),
-              "OpenCL attention: item value {} does not fit in 32 bits", v);
-        table.push_back(int32_t(v));
-      }
-  const cl_mem items = a.items ? pl.ints(table) : dummy;
-  const int64_t head_rows = a.items ? a.items->head_rows : a.q_len, pos_rows = a.items ? a.items->pos_rows : 1;
+  const Items* it = a.items;
+  const cl_mem lens = it ? pl.buf(it->lens) : kv_lens;
+  const cl_mem second = it && !it->second.empty() ? pl.buf(it->second) : dummy;
+  const cl_mem tile_seqs = it && !it->tile_seqs.empty() ? pl.buf(it->tile_seqs) : dummy;
+  const cl_mem tile_starts = it && !it->tile_starts.empty() ? pl.buf(it->tile_starts) : dummy;
+  const int64_t head_rows = it ? it->head_rows : a.head_rows ? a.head_rows : a.q_len;
+  const int64_t pos_rows = it ? it->pos_rows : a.pos_rows ? a.pos_rows : 1;
+  // The kernel's q_len: a batch entry's positions, or Lens' per sequence (it cuts them into runs).
+  const int64_t seq_q = it && it->mode == SeqMode::Lens ? it->q_len : q_len;
   const cl_mem tables = pg ? pl.buf(pg->tables) : dummy;
   const cl_mem k_scales = pg && !pg->k_scales.empty() ? pl.buf(pg->k_scales) : dummy;
   const cl_mem v_scales = pg && !pg->v_scales.empty() ? pl.buf(pg->v_scales) : dummy;
@@ -139,10 +161,11 @@ void flash(Planner& pl, const Attention& a) {
   const int64_t lse_rows = out_rows / a.nh, bs = pg ? pg->block_size : 1;
   pl.dispatch(pl.kernel("attention.cl", "flash_attn", defines),
               {L * size_t(np), size_t(a.nkv) * nblk, size_t(n_items)}, {L, 1, 1}, pl.buf(a.q), pl.buf(a.k1),
-              pl.buf(a.k2), pl.buf(a.v), pl.buf(a.out), kv_lens, a.kv_len_item, a.q_off, a.out_off, a.nh, a.nkv,
-              q_len, kv_len, a.pos_offset, int64_t{a.causal}, a.window, a.scale, a.dk1, a.dk2, a.dv, a.s1.batch,
+              pl.buf(a.k2), pl.buf(a.v), pl.buf(a.out), lens, a.kv_len_item, a.q_off, a.out_off, a.nh, a.nkv,
+              seq_q, kv_len, a.pos_offset, int64_t{a.causal}, a.window, a.scale, a.dk1, a.dk2, a.dv, a.s1.batch,
               a.s1.head, a.s1.row, a.s2.batch, a.s2.head, a.s2.row, a.sv.batch, a.sv.head, a.sv.row, bq, bk, piece,
-              part_acc, part_ml, items, int64_t{a.items != nullptr}, head_rows, pos_rows, tables,
+              part_acc, part_ml, second, tile_seqs, tile_starts, int64_t(it ? int(it->mode) : 0), it ? it->seqs : 0,
+              it ? it->run : q_len, it ? it->seq_rows : 0, head_rows, pos_rows, tables,
               pg ? pg->table_width : 0, bs, pg ? pg->k_block : 0, pg ? pg->v_block : 0, pg ? pg->x : 0, k_scales,
               v_scales, pg ? a.nkv * bs : 0, bs, pg && pg->any_dtype ? kv_kind(pg->kv_dtype) : 0,
               int64_t{pg && !pg->k_scales.empty()}, lse, lse_rows, LocalBytes{size_t(bq * dk) * 4},

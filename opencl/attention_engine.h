@@ -33,15 +33,25 @@ struct Paging {
   std::string k_scales, v_scales;  // empty: unscaled
 };
 
-// The query rows as items (one dispatch for a ragged batch): each a run of `n` positions of sequence
-// `seq`, its q / out rows row0 + head * head_rows + i * pos_rows, position i at first + i, seeing keys
-// below min(first + i + 1, kv) (causal).
-struct Item {
-  int64_t seq, row0, n, first, kv;
-};
+// The query rows as items (one dispatch for a ragged batch): each a run of at most `run` positions of
+// one sequence, its q / out rows row0 + head * head_rows + i * pos_rows, position i at first + i,
+// seeing keys below min(first + i + 1, kv) (causal). Work-group z finds its item on the device from
+// the per-sequence tensors (kernels/attention.cl's SEQ_* modes): the plan holds only the number of
+// items the parameters allow at most, and an item past the ones a step has leaves at once, so new
+// lengths run on the same plan (Launch::upload_inputs).
+enum class SeqMode : int { Uniform = 0, Lens = 1, Varlen = 2, Fa2 = 3, Tiles = 4 };
 struct Items {
-  std::vector<Item> list;
-  int64_t head_rows = 1, pos_rows = 1, out_rows = 0;  // out_rows: q / out rows in all
+  SeqMode mode = SeqMode::Lens;
+  // Lens: kv lengths [seqs]; Varlen, Fa2, Tiles: cu_seqlens_q [seqs + 1]. second: pos_offsets
+  // (Varlen, Tiles) or seq_lens (Fa2). Tiles: tile_seqs / tile_starts [tiles].
+  std::string lens, second, tile_seqs, tile_starts;
+  int64_t seqs = 0;      // sequences (Tiles: tiles)
+  int64_t q_len = 1;     // Lens: each sequence's query positions, ending at its kv length
+  int64_t run = 1;       // positions per item at most (Tiles: 4)
+  int64_t total_q = 0;   // Varlen, Fa2: query rows in all (token-major)
+  int64_t capacity = 0;  // the most keys a sequence may have: what the key split covers
+  // Rows: head_rows apart per head, pos_rows per position; Lens' sequence s from s * seq_rows.
+  int64_t head_rows = 1, pos_rows = 1, seq_rows = 0, out_rows = 0;
 };
 
 struct Attention {
@@ -58,6 +68,9 @@ struct Attention {
   const Paging* paging = nullptr;  // null: affine rows
   std::string lse;                 // F32 [nh, out_rows / nh] of token-major rows (FlashAttention-2)
   int64_t piece = -1;              // keys per piece: -1 the device rule, else this (0: never split)
+  // Without items: the q / out rows of (head h, position i) are h * head_rows + i * pos_rows; 0 and 0
+  // (the default) mean head-major, q_len and 1 (gqa_attention's token-major rows: 1 and nh).
+  int64_t head_rows = 0, pos_rows = 0;
 };
 
 void flash(Planner& pl, const Attention& a);

@@ -12,14 +12,16 @@ namespace {
 
 class ClLaunch final : public Launch {
  public:
-  ClLaunch(Runtime& rt, TensorMap& io, std::vector<std::string> outputs)
-      : rt_(rt), io_(io), outputs_(std::move(outputs)) {}
+  ClLaunch(Runtime& rt, TensorMap& io, const Problem& pr) : rt_(rt), io_(io), outputs_(pr.output_names()) {
+    for (const auto& d : pr.decls)
+      if (d.role != Role::Out) inputs_.push_back(d.name);
+  }
 
   std::map<std::string, DeviceTensor>& buffers() { return bufs_; }
   void set_dispatches(std::vector<Dispatch> d) { dispatches_ = std::move(d); }
 
   // One device buffer per tensor, the whole storage uploaded; the kernels see the data sub-buffer.
-  void upload() {
+  void allocate() {
     for (auto& [name, t] : io_) {
       cl_int rc = CL_SUCCESS;
       DeviceTensor d;
@@ -55,6 +57,16 @@ class ClLaunch final : public Launch {
 
   double last_seconds() const override { return seconds_; }
 
+  // The same buffers, the whole storage again (a guard the host holds intact stays intact).
+  void upload_inputs() override {
+    for (const std::string& name : inputs_) {
+      const Tensor& t = io_.at(name);
+      CL_CHECK(clEnqueueWriteBuffer(rt_.queue(), bufs_.at(name).storage.get(), CL_FALSE, 0, t.storage_bytes(),
+                                    t.storage(), 0, nullptr, nullptr));
+    }
+    CL_CHECK(clFinish(rt_.queue()));
+  }
+
   void finish() override {
     for (const std::string& name : outputs_) {
       Tensor& t = io_.at(name);
@@ -66,7 +78,7 @@ class ClLaunch final : public Launch {
  private:
   Runtime& rt_;
   TensorMap& io_;
-  std::vector<std::string> outputs_;
+  std::vector<std::string> outputs_, inputs_;  // inputs_: inputs and in-outs
   std::map<std::string, DeviceTensor> bufs_;
   std::vector<Dispatch> dispatches_;
   double seconds_ = 0;
@@ -114,9 +126,9 @@ class OpenclBackendImpl final : public Backend {
     check(rt_ != nullptr, "OpenCL backend unavailable: {}", why_);
     auto it = plans_.find(pr.op->name());
     check(it != plans_.end(), "OpenCL backend: no kernel for op '{}'", pr.op->name());
-    auto launch = std::make_unique<ClLaunch>(*rt_, io, pr.output_names());
-    launch->upload();
-    Planner planner(*rt_, pr.params, io, launch->buffers(), pr.dtype);
+    auto launch = std::make_unique<ClLaunch>(*rt_, io, pr);
+    launch->allocate();
+    Planner planner(*rt_, pr, launch->buffers());
     it->second.plan(planner);
     launch->set_dispatches(planner.take());
     return launch;

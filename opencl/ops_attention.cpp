@@ -34,20 +34,15 @@ void add_attention_ops(PlanTable& t) {
     const int64_t hd = p.head_dim, nh = p.num_heads;
     // Token-major K/V: row j of kv head h at j * num_kv_heads * hd + h * hd, read where it lies.
     const Strides kv{p.seq_kv * p.num_kv_heads * hd, hd, p.num_kv_heads * hd};
-    // Token-major q / out: (position i, head h) is row i * nh + h, so items of whole positions.
-    const int64_t run = item_positions(pl, nh / p.num_kv_heads, hd);
-    Items items;
-    for (int64_t i0 = 0; i0 < p.seq_q; i0 += run)
-      items.list.push_back({0, i0 * nh, std::min(run, p.seq_q - i0), p.pos_offset() + i0, p.seq_kv});
-    items.head_rows = 1, items.pos_rows = nh, items.out_rows = p.seq_q * nh;
+    // Token-major q / out: (position i, head h) is row i * nh + h, one batch entry of seq_q positions.
     flash(pl, {.q = "q", .k1 = "k", .k2 = "k", .v = "v", .out = "out", .kv_lens = "", .batch = 1, .nh = nh,
                .nkv = p.num_kv_heads, .q_len = p.seq_q, .kv_len = p.seq_kv, .pos_offset = p.pos_offset(),
                .causal = p.causal, .window = 0, .scale = float(1 / std::sqrt(double(hd))), .dk1 = hd, .dk2 = 0,
-               .dv = hd, .s1 = kv, .s2 = kv, .sv = kv, .items = &items});
+               .dv = hd, .s1 = kv, .s2 = kv, .sv = kv, .head_rows = 1, .pos_rows = nh});
   });
   add_plan(t, ops::flash_attention_batched_per_cache, [](Planner& pl) {
     const auto& p = pl.params<FlashAttentionBatchedPerCacheParams>();
-    const int64_t m = pl.tensor("q").shape().at(0);
+    const int64_t m = pl.decl("q").shape.at(0);
     const Strides cache{0, p.capacity * p.hd, p.hd};
     // One dispatch per sequence: each has its own cache buffers and reads its length on the device.
     for (int64_t i = 0; i < m; ++i) {

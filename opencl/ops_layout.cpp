@@ -34,7 +34,7 @@ void add_layout_ops(PlanTable& t) {
   });
   add_plan(t, ops::embedding_lookup, [](Planner& pl) {
     const auto& p = pl.params<EmbeddingLookupParams>();
-    gather(pl, pl.tensor("ids").numel(), p.dim);
+    gather(pl, shape_numel(pl.decl("ids").shape), p.dim);
   });
   add_plan(t, ops::embedding_lookup_dev, [](Planner& pl) {
     const auto& p = pl.params<EmbeddingLookupDevParams>();

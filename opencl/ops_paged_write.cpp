@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "core/ops/kv/kv_quant.h"
-#include "core/ops/paged/pool.h"
 #include "core/ops/paged_params.h"
 #include "core/unsupported.h"
 #include "norm_rope.h"
@@ -39,37 +38,41 @@ struct PoolDsts {
     return {name, 0, kv_heads * block_size * head_dim, block_size * head_dim, &d};
   }
 };
-PoolDsts pool_dsts(Planner& pl, bool vllm, const std::vector<int32_t>& pos, const std::vector<int32_t>& seq,
-                   const char* tables, int64_t width, int64_t block_size, int64_t x) {
-  const PagedDst k{vllm ? 2 : 1, pl.ints(pos), pl.ints(seq), tables, width, block_size, vllm ? x : 0};
+PoolDsts pool_dsts(bool vllm, cl_mem pos, cl_mem seq, const char* tables, int64_t width, int64_t block_size,
+                   int64_t x) {
+  const PagedDst k{vllm ? 2 : 1, pos, seq, tables, width, block_size, vllm ? x : 0};
   PagedDst v = k;
   v.mode = vllm ? 3 : 1;
   return {k, v};
 }
 
 // One sequence: qkv and q_out from their byte offsets, q head-major, token t at RoPE position
-// pos_offset + t and pool position cache_len + t.
+// pos_offset + t and pool position cache_len + t (parameters: the table is built here).
 void split_single(Planner& pl, bool vllm) {
   const auto& p = pl.params<PagedSplitParams>();
   const int64_t es = int64_t(dtype_size(pl.dtype())), hd = p.head_dim;
   std::vector<int32_t> pos(size_t(p.tokens)), seq(size_t(p.tokens), 0);
   for (int64_t t = 0; t < p.tokens; ++t) pos[t] = i32(p.cache_len + t, "pool position");
-  const PoolDsts d = pool_dsts(pl, vllm, pos, seq, "block_table", p.max_num_blocks_per_seq, p.block_size, p.x);
+  const PoolDsts d = pool_dsts(vllm, pl.ints(pos), pl.ints(seq), "block_table", p.max_num_blocks_per_seq,
+                               p.block_size, p.x);
   split_norm_rope(pl, p, p.qkv_byte_offset / es, {"q_out", p.q_out_byte_offset / es, hd, p.tokens * hd},
                   d.kv("cache_k", d.k, p.kv_heads, p.block_size, hd),
                   d.kv("cache_v", d.v, p.kv_heads, p.block_size, hd));
 }
 
 // A ragged batch: row r of sequence s at position pos_offsets[s] + r - cu[s], for RoPE and pool alike;
-// q_out token-major [m_total, q_heads, hd].
+// q_out token-major [m_total, q_heads, hd]. Each row's sequence and position are found on the device
+// (kernels/rope.cl's varlen_slots, into two scratch tables) from cu_seqlens_q and pos_offsets, which the
+// plan never reads: the writes that follow take them as their tables.
 void split_varlen(Planner& pl, bool vllm) {
   const auto& p = pl.params<PagedSplitVarlenParams>();
-  const auto cu = paged::values(pl.tensor("cu_seqlens_q")), first = paged::values(pl.tensor("pos_offsets"));
-  std::vector<int32_t> pos(size_t(p.m_total)), seq(size_t(p.m_total));
-  for (int64_t s = 0; s < p.num_seqs; ++s)
-    for (int64_t r = cu[s]; r < cu[s + 1]; ++r)
-      pos[r] = i32(first[s] + r - cu[s], "pool position"), seq[r] = i32(s, "sequence");
-  const PoolDsts d = pool_dsts(pl, vllm, pos, seq, "block_tables", p.max_blocks_per_seq, p.block_size, p.x);
+  if (p.m_total == 0) return;  // no row to write
+  const cl_mem pos = pl.scratch(size_t(p.m_total) * sizeof(uint32_t));
+  const cl_mem seq = pl.scratch(size_t(p.m_total) * sizeof(uint32_t));
+  const size_t g = pl.limits().cpu ? 1 : pl.reduction_group(p.m_total, 64);
+  pl.dispatch(pl.kernel("rope.cl", "varlen_slots"), {size_t(p.m_total)}, {g}, pl.buf("cu_seqlens_q"),
+              pl.buf("pos_offsets"), p.num_seqs, p.m_total, pos, seq);
+  const PoolDsts d = pool_dsts(vllm, pos, seq, "block_tables", p.max_blocks_per_seq, p.block_size, p.x);
   const SplitQkvNormRopeParams sp{.tokens = p.m_total, .q_heads = p.q_heads, .kv_heads = p.kv_heads,
                                   .head_dim = p.head_dim, .eps = p.eps, .qk_mode = p.qk_mode,
                                   .rotary_dim = p.rotary_dim, .max_pos = p.max_pos};
@@ -85,7 +88,7 @@ void kv_append(Planner& pl) {
   const bool scaled = kvq::has_scales(p.kv_dtype);
   const cl_mem none = pl.buf("k_in");  // bound where an F16 / BF16 pool has no scales
   const std::string options =
-      std::string(kv_dtype_define(pl.tensor("layer_k").dtype())) + " -cl-fp32-correctly-rounded-divide-sqrt";
+      std::string(kv_dtype_define(pl.decl("layer_k").dtype)) + " -cl-fp32-correctly-rounded-divide-sqrt";
   pl.dispatch(pl.kernel("kv_append.cl", "kv_append", options), {g, size_t(p.tokens * p.num_kv_heads), 2}, {g, 1, 1},
               pl.buf("k_in"), pl.buf("v_in"), pl.buf("layer_k"), pl.buf("layer_v"),
               scaled ? pl.buf("layer_k_scales") : none, scaled ? pl.buf("layer_v_scales") : none,

@@ -13,8 +13,15 @@ cl_mem Planner::buf(const std::string& name) const {
   return it->second.data.get();
 }
 
+const TensorDecl& Planner::decl(const std::string& name) const {
+  const TensorDecl* d = pr_.decl(name);
+  check(d != nullptr, "OpenCL planner: {} declares no tensor '{}'", pr_.op->name(), name);
+  return *d;
+}
+
 Kernel Planner::kernel(const std::string& file, const std::string& name, const std::string& defines) {
-  const char* dt = dt_ == DType::F16 ? "-DDT_F16" : dt_ == DType::BF16 ? "-DDT_BF16" : "-DDT_F32";
+  const DType t = pr_.dtype;
+  const char* dt = t == DType::F16 ? "-DDT_F16" : t == DType::BF16 ? "-DDT_BF16" : "-DDT_F32";
   return rt_.kernel(file, name, std::string(dt) + (defines.empty() ? "" : " " + defines));
 }
 

@@ -1,7 +1,10 @@
 #pragma once
 // How an op becomes device work: a planner (one per op, in the family files ops_*.cpp) reads the
 // parameters, picks kernels and variants, binds the op's buffers and appends dispatches. The Launch
-// then replays those dispatches on every execute().
+// then replays those dispatches on every execute(), also after new input values were written into the
+// same buffers (Launch::upload_inputs). So a planner sees the problem (parameters, each tensor's shape
+// and dtype) and never a tensor's values: what depends on them (lengths, tables, ids, positions) is
+// decided by the kernels on the device, within a grid sized from the parameters.
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -32,13 +35,13 @@ struct LocalBytes {
 
 class Planner {
  public:
-  Planner(Runtime& rt, const Params& p, TensorMap& io, std::map<std::string, DeviceTensor>& bufs, DType dt)
-      : rt_(rt), p_(p), io_(io), bufs_(bufs), dt_(dt) {}
+  Planner(Runtime& rt, const Problem& pr, std::map<std::string, DeviceTensor>& bufs) : rt_(rt), pr_(pr), bufs_(bufs) {}
 
-  template <class P> const P& params() const { return p_.as<P>(); }
-  DType dtype() const { return dt_; }
+  template <class P> const P& params() const { return pr_.params.as<P>(); }
+  DType dtype() const { return pr_.dtype; }
   const DeviceLimits& limits() const { return rt_.limits(); }
-  const Tensor& tensor(const std::string& name) const { return io_.at(name); }
+  // A declared tensor: its shape and dtype (Error when the op declares none of that name).
+  const TensorDecl& decl(const std::string& name) const;
   cl_mem buf(const std::string& name) const;  // the data sub-buffer of a tensor
 
   // A kernel of `file` built for the case's dtype plus `defines` ("-DTM=64 ...").
@@ -56,7 +59,8 @@ class Planner {
 
   // A device buffer of `bytes` for intermediate results, owned by the Launch like the tensors'.
   cl_mem scratch(size_t bytes);
-  // A device buffer holding `values`, built on the host at plan time (item tables, per-row indices).
+  // A device buffer holding `values`, built on the host at plan time from the parameters (per-row
+  // indices a kernel takes as a table).
   cl_mem ints(const std::vector<int32_t>& values);
 
   // A work-group size for a 1-D reduction over `n` elements: a power of two within the device limit.
@@ -72,10 +76,8 @@ class Planner {
   cl_mem keep(Mem m);
 
   Runtime& rt_;
-  const Params& p_;
-  TensorMap& io_;
+  const Problem& pr_;
   std::map<std::string, DeviceTensor>& bufs_;
-  DType dt_;
   std::vector<Dispatch> out_;
   int scratch_count_ = 0;
 };

@@ -2,6 +2,7 @@
 // buffers, records its dispatches once, and replays them under timestamp queries.
 #include "vulkan/backend.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -33,16 +34,19 @@ class VulkanImpl;
 
 class VulkanLaunch final : public Launch {
  public:
-  // `what` names the work in messages (the op); `outputs` are the tensors finish() brings back.
-  VulkanLaunch(VulkanImpl& b, std::string what, std::vector<std::string> outputs, TensorMap& io,
-               std::vector<Dispatch> plan);
+  // `what` names the work in messages (the op); `outputs` are the tensors finish() brings back,
+  // `inputs` (inputs and in-outs) those upload_inputs() writes again.
+  VulkanLaunch(VulkanImpl& b, std::string what, std::vector<std::string> outputs, std::vector<std::string> inputs,
+               TensorMap& io, std::vector<Dispatch> plan);
   ~VulkanLaunch() override;
   void execute() override;
   double last_seconds() const override { return seconds_; }
   void finish() override;
+  void upload_inputs() override;
 
  private:
   void setup();
+  void upload(const std::vector<std::string>& names);
   void alloc_scratch();
   VkDescriptorBufferInfo buffer_info(const Dispatch& x, const Binding& bd) const;
   void record();
@@ -52,7 +56,7 @@ class VulkanLaunch final : public Launch {
   Context& ctx_;
   std::string op_;
   TensorMap& io_;
-  std::vector<std::string> outputs_;
+  std::vector<std::string> outputs_, inputs_;  // inputs_: inputs and in-outs
   std::vector<Dispatch> plan_;
   std::map<std::string, Buffer> bufs_;
   VkDescriptorPool pool_ = VK_NULL_HANDLE;
@@ -113,8 +117,11 @@ class VulkanImpl final : public Backend {
     auto it = planners_.find(pr.op->name());
     check(it != planners_.end(), "vulkan: no kernel for {}", pr.op->name());
     const Target t = target(pr.dtype);
-    return std::make_unique<VulkanLaunch>(*this, pr.op->name(), pr.output_names(), io,
-                                          it->second.plan(pr.params, io, t));
+    std::vector<std::string> inputs;
+    for (const auto& d : pr.decls)
+      if (d.role != Role::Out) inputs.push_back(d.name);
+    return std::make_unique<VulkanLaunch>(*this, pr.op->name(), pr.output_names(), std::move(inputs), io,
+                                          it->second.plan(pr.params, Decls(pr), t));
   }
 
   // What a planner may depend on: the storage dtype and the device's limits and features.
@@ -155,7 +162,10 @@ class VulkanImpl final : public Backend {
     auto run = std::make_unique<RoofRun>();
     run->c = std::move(plan.c);
     run->detail = plan.detail + " on " + ctx_->info().name;
-    run->launch = std::make_unique<VulkanLaunch>(*this, roof_name(r), run->c.outputs, run->c.io,
+    std::vector<std::string> inputs;
+    for (const auto& [name, tensor] : run->c.io)
+      if (std::find(run->c.outputs.begin(), run->c.outputs.end(), name) == run->c.outputs.end()) inputs.push_back(name);
+    run->launch = std::make_unique<VulkanLaunch>(*this, roof_name(r), run->c.outputs, std::move(inputs), run->c.io,
                                                  std::move(plan.dispatches));
     return run;
   }
@@ -236,9 +246,15 @@ class VulkanImpl final : public Backend {
   uint32_t evict_count_ = 0;
 };
 
-VulkanLaunch::VulkanLaunch(VulkanImpl& b, std::string what, std::vector<std::string> outputs, TensorMap& io,
-                           std::vector<Dispatch> plan)
-    : b_(b), ctx_(b.ctx()), op_(std::move(what)), io_(io), outputs_(std::move(outputs)), plan_(std::move(plan)) {
+VulkanLaunch::VulkanLaunch(VulkanImpl& b, std::string what, std::vector<std::string> outputs,
+                           std::vector<std::string> inputs, TensorMap& io, std::vector<Dispatch> plan)
+    : b_(b),
+      ctx_(b.ctx()),
+      op_(std::move(what)),
+      io_(io),
+      outputs_(std::move(outputs)),
+      inputs_(std::move(inputs)),
+      plan_(std::move(plan)) {
   try {
     setup();
   } catch (...) {
@@ -249,26 +265,42 @@ VulkanLaunch::VulkanLaunch(VulkanImpl& b, std::string what, std::vector<std::str
 
 void VulkanLaunch::setup() {
   ctx_.take_messages();  // messages of an earlier failure are not this op's
+  for (auto& [name, t] : io_) bufs_.emplace(name, Buffer(ctx_, t.storage_bytes(), false));
+  std::vector<std::string> all;
+  for (const auto& [name, t] : io_) all.push_back(name);
+  upload(all);
+  alloc_scratch();
+  record();
+  ctx_.check_messages("preparing " + op_);
+}
+
+// Tensors `names` whole (guards included) into their device buffers, through one staging buffer.
+void VulkanLaunch::upload(const std::vector<std::string>& names) {
   VkDeviceSize total = 0;
-  for (auto& [name, t] : io_) {
-    bufs_.emplace(name, Buffer(ctx_, t.storage_bytes(), false));
-    total += t.storage_bytes();
-  }
-  // Upload every tensor whole (guards included) through one staging buffer.
+  for (const auto& name : names) total += io_.at(name).storage_bytes();
   Buffer& st = b_.staging(total);
   VkDeviceSize off = 0;
   std::vector<std::pair<VkBuffer, VkBufferCopy>> copies;
-  for (auto& [name, t] : io_) {
+  for (const auto& name : names) {
+    const Tensor& t = io_.at(name);
     std::memcpy(static_cast<char*>(st.mapped()) + off, t.storage(), t.storage_bytes());
     copies.push_back({bufs_.at(name).get(), VkBufferCopy{off, 0, t.storage_bytes()}});
     off += t.storage_bytes();
   }
   ctx_.submit_and_wait([&](VkCommandBuffer cb) {
+    // Earlier runs' shader reads and writes of these buffers finish before the copy overwrites them.
+    VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    mb.srcAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+    mb.dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0,
+                         nullptr, 0, nullptr);
     for (auto& [dst, c] : copies) vkCmdCopyBuffer(cb, st.get(), dst, 1, &c);
   });
-  alloc_scratch();
-  record();
-  ctx_.check_messages("preparing " + op_);
+}
+
+void VulkanLaunch::upload_inputs() {
+  upload(inputs_);
+  ctx_.check_messages("uploading the inputs of " + op_);
 }
 
 // One device buffer per scratch name, as large as its largest binding; never uploaded: every

@@ -8,6 +8,12 @@
 
 namespace ts::vk {
 
+const TensorDecl& Decls::at(const std::string& name) const {
+  const TensorDecl* d = pr_.decl(name);
+  check(d != nullptr, "vulkan planner: {} declares no tensor '{}'", pr_.op->name(), name);
+  return *d;
+}
+
 std::string Target::variant(Kernel k) const {
   std::optional<std::string> name = variant_name(k, dtype, subgroups);
   check(name.has_value(), "vulkan: no {} variant of {} (vulkan/kernels.inc)", dtype_name(dtype), kernel_info(k).id);

@@ -102,7 +102,24 @@ uint32_t groups_for(int64_t n, int64_t per_group, uint32_t limit = 65535);
 // the group cap in total.
 std::array<uint32_t, 3> grid_2d(int64_t rows, int64_t cols, int64_t wg, const Target& tg);
 
-using Planner = std::function<std::vector<Dispatch>(const Params&, const TensorMap&, const Target&)>;
+// What a planner knows of the case's tensors: each one's shape and dtype (the problem's declarations),
+// never its values. A plan depends on shapes and parameters only, so the Launch runs it again after new
+// values were written into the same buffers (Launch::upload_inputs); what depends on values (lengths,
+// tables, ids, positions) is decided by the shaders on the device, in grids sized from the parameters.
+class Decls {
+ public:
+  explicit Decls(const Problem& pr) : pr_(pr) {}
+  const TensorDecl& at(const std::string& name) const;  // Error when the op declares none of that name
+  bool has(const std::string& name) const { return pr_.decl(name) != nullptr; }
+  uint64_t nbytes(const std::string& name) const {
+    return static_cast<uint64_t>(shape_numel(at(name).shape)) * dtype_size(at(name).dtype);
+  }
+
+ private:
+  const Problem& pr_;
+};
+
+using Planner = std::function<std::vector<Dispatch>(const Params&, const Decls&, const Target&)>;
 // Per op: its planner, and optionally which of its problems it takes (empty: every one the
 // backend's dtype gate lets through). Registered against the op's identity (core/ops/op_refs.h).
 struct PlannerEntry {
@@ -113,10 +130,10 @@ using PlannerTable = std::map<std::string, PlannerEntry, std::less<>>;
 
 template <class P>
 void add_planner(PlannerTable& t, OpRef<P> op,
-                 std::type_identity_t<std::function<std::vector<Dispatch>(const P&, const TensorMap&, const Target&)>> f,
+                 std::type_identity_t<std::function<std::vector<Dispatch>(const P&, const Decls&, const Target&)>> f,
                  std::function<Support(const Problem&)> supports = {}) {
   t[std::string(op.name)] = {
-      [f = std::move(f)](const Params& p, const TensorMap& io, const Target& tg) { return f(p.as<P>(), io, tg); },
+      [f = std::move(f)](const Params& p, const Decls& io, const Target& tg) { return f(p.as<P>(), io, tg); },
       std::move(supports)};
 }
 

@@ -5,7 +5,7 @@
 namespace ts::vk {
 
 void add_argmax_planners(PlannerTable& t) {
-  add_planner(t, ops::argmax_rows, [](const ArgmaxRowsParams& p, const TensorMap&, const Target& tg) {
+  add_planner(t, ops::argmax_rows, [](const ArgmaxRowsParams& p, const Decls&, const Target& tg) {
     Dispatch d;
     d.shader = tg.variant(Kernel::argmax);
     d.bindings = {"logits", "ids"};

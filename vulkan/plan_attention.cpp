@@ -54,11 +54,23 @@ std::vector<Dispatch> attn(const Target& tg, const Attn& a, bool mla) {
   const uint64_t shared = mla ? shared_bytes(kMlaMaxDim, kMlaRows, kMlaKeys) : shared_bytes(kFaMaxDim, kFaRows, kFaKeys);
   check(shared <= tg.max_shared, "vulkan attention: the kernel needs {} bytes of shared memory, the device has {}",
         shared, tg.max_shared);
-  const int64_t group = a.nh / a.nkv, nrows = group * a.q_len, blocks = ceil_div(nrows, rows);
+  const int64_t group = a.nh / a.nkv;
+  // Row blocks per (sequence, kv head) and sequences (grid z); the ragged modes run one flat list of
+  // every sequence's blocks (grid z 1), as many as total_q rows of `batch` sequences can make at most:
+  // sum ceil(group n_s / rows) <= (group total_q + batch (rows - 1)) / rows, and a block holds a row.
+  // That is the longest step's grid plus at most a block per sequence, never the longest sequence's
+  // blocks for every sequence; the shader finds each block's sequence from cu_seqlens_q.
+  const bool ragged = a.seqs == Seqs::Varlen || a.seqs == Seqs::Fa2;
+  int64_t nrows = group * a.q_len, blocks = ceil_div(nrows, rows), zs = a.batch;
+  if (ragged) {
+    const int64_t all = group * a.total_q;
+    nrows = 0, zs = 1, blocks = std::min(all, (all + a.batch * (rows - 1)) / rows);
+  }
+  if (blocks == 0) return {};  // no query row: nothing to write
   const bool lens = a.seqs != Seqs::Uniform || !a.kv_lens.empty();
   const int64_t keys = lens ? a.capacity : a.kv_len;
   supported_only_if(keys <= 0xffffffffll, "vulkan attention: up to {} keys, past the kernels' 32-bit key indices", keys);
-  const Split sp = key_split(blocks * a.nkv * a.batch, keys, tg);
+  const Split sp = key_split(blocks * a.nkv * zs, keys, tg);
   check(a.x > 0 && (a.x & (a.x - 1)) == 0, "vulkan attention: vLLM's x = {} is not a power of two", a.x);
   const int64_t x_shift = std::countr_zero(static_cast<uint64_t>(a.x));
   Dispatch d;
@@ -69,7 +81,9 @@ std::vector<Dispatch> attn(const Target& tg, const Attn& a, bool mla) {
                 a.lse.empty() ? a.out : a.lse, or_q(a.k_scales), or_q(a.v_scales), or_q(a.tile_seqs),
                 or_q(a.tile_starts)};
   if (sp.pieces > 1) {
-    const uint64_t bytes = 4ull * a.batch * a.nkv * nrows * sp.pieces * (a.dv + 2);
+    // A state per (row, piece): rows per (sequence, kv head) slot, or the ragged modes' output rows.
+    const uint64_t states = ragged ? 1ull * a.total_q * a.nh : 1ull * a.batch * a.nkv * nrows;
+    const uint64_t bytes = 4ull * states * sp.pieces * (a.dv + 2);
     supported_only_if(bytes <= tg.max_range, "vulkan attention: the key split's scratch of {} bytes is above the device's "
           "maxStorageBufferRange ({})", bytes, tg.max_range);
     d.bindings[6] = Binding::scratch_buffer("attention.pieces", bytes);
@@ -79,14 +93,17 @@ std::vector<Dispatch> attn(const Target& tg, const Attn& a, bool mla) {
                .u(a.causal ? 1 : 0).u(a.window).u(a.k1_hs).u(a.k2_hs).u(a.v_hs).f(a.scale).u(a.q_off).u(a.o_off)
                .u(a.kv_len_index).u(sp.piece_keys).u(sp.pieces).u(a.block_size).u(a.width).u(nrows).u(a.total_q)
                .u(static_cast<uint32_t>(a.addr)).u(static_cast<uint32_t>(a.seqs)).u(x_shift)
-               .u(static_cast<uint32_t>(a.kind))
+               .u(static_cast<uint32_t>(a.kind)).u(a.batch)
                .words();
-  d.groups = {static_cast<uint32_t>(blocks * sp.pieces), static_cast<uint32_t>(a.nkv), static_cast<uint32_t>(a.batch)};
+  d.groups = {static_cast<uint32_t>(blocks * sp.pieces), static_cast<uint32_t>(a.nkv), static_cast<uint32_t>(zs)};
   check_grid(d, tg);
   std::vector<Dispatch> out{d};
   if (sp.pieces > 1) {
     d.shader = tg.variant(Kernel::attn_combine);
-    d.groups[0] = static_cast<uint32_t>(nrows);
+    // A work group per (row, kv head, sequence), or per (token, head) in the ragged modes.
+    d.groups = ragged ? std::array<uint32_t, 3>{static_cast<uint32_t>(a.total_q), static_cast<uint32_t>(a.nh), 1}
+                      : std::array<uint32_t, 3>{static_cast<uint32_t>(nrows), static_cast<uint32_t>(a.nkv),
+                                                static_cast<uint32_t>(a.batch)};
     check_grid(d, tg);
     out.push_back(std::move(d));
   }
@@ -130,11 +147,11 @@ std::vector<Dispatch> gqa(const Target& tg, const GqaAttentionParams& p) {
 }
 
 void add_attention_planners(PlannerTable& t) {
-  add_planner(t, ops::gqa_attention, [](const GqaAttentionParams& p, const TensorMap&, const Target& tg) {
+  add_planner(t, ops::gqa_attention, [](const GqaAttentionParams& p, const Decls&, const Target& tg) {
     return gqa(tg, p);
   });
   add_planner(
-      t, ops::flash_attention, [](const FlashAttentionParams& p, const TensorMap&, const Target& tg) {
+      t, ops::flash_attention, [](const FlashAttentionParams& p, const Decls&, const Target& tg) {
         const int64_t hs = p.kv_rows() * p.head_dim;
         return attn(tg,
                     {.q = "q", .k1 = "k", .k2 = "k", .v = "v", .batch = p.batch, .q_len = p.q_len,
@@ -145,7 +162,7 @@ void add_attention_planners(PlannerTable& t) {
                     false);
       });
   add_planner(
-      t, ops::mla_attention, [](const MlaAttentionParams& p, const TensorMap&, const Target& tg) {
+      t, ops::mla_attention, [](const MlaAttentionParams& p, const Decls&, const Target& tg) {
         // Every head reads the one latent cache: a single "kv head" whose group is all heads.
         const int64_t r = p.kv_lora_rank, dr = p.qk_rope_head_dim;
         return attn(tg,
@@ -158,10 +175,10 @@ void add_attention_planners(PlannerTable& t) {
       });
   add_planner(
       t, ops::flash_attention_batched_per_cache,
-      [](const FlashAttentionBatchedPerCacheParams& p, const TensorMap& io, const Target& tg) {
+      [](const FlashAttentionBatchedPerCacheParams& p, const Decls& decls, const Target& tg) {
         // One attention (and combine) per sequence over its own caches; its length is read from kv_lens on
         // the device, so its pieces cover the capacity.
-        const int64_t m = io.at("q").shape().at(0), hs = p.capacity * p.hd;
+        const int64_t m = decls.at("q").shape.at(0), hs = p.capacity * p.hd;
         std::vector<Dispatch> out;
         for (int64_t i = 0; i < m; ++i) {
           const std::string k = "k_caches." + std::to_string(i), v = "v_caches." + std::to_string(i);

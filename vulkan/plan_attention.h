@@ -36,9 +36,10 @@ struct Attn {
   int64_t q_off = 0, o_off = 0;
   uint32_t kv_len_index = kNoIndex;
   int64_t capacity = 0;  // with per-sequence lengths: the most keys a sequence may have
-  // Sequences (batch = their count, or the tiles'), and for Varlen / Fa2 / Tiles the most query rows
-  // one has (q_len), their per-sequence tensors: kv_lens = lengths or cu_seqlens_q, seq2 =
-  // pos_offsets or seq_lens, the tiles' tile_seqs / tile_starts; lse for Fa2.
+  // Sequences (batch = their count, or the tiles'), Tiles' rows per tile (q_len), Varlen / Fa2's
+  // query rows in all (total_q; the shader finds each sequence's from cu_seqlens_q), their
+  // per-sequence tensors: kv_lens = lengths or cu_seqlens_q, seq2 = pos_offsets or seq_lens, the
+  // tiles' tile_seqs / tile_starts; lse for Fa2.
   Seqs seqs = Seqs::Uniform;
   std::string seq2, tile_seqs, tile_starts, lse;
   int64_t total_q = 0;

@@ -36,35 +36,35 @@ Dispatch broadcast(const Target& tg, const BroadcastParams& p, Kernel kernel) {
 }  // namespace
 
 void add_elementwise_planners(PlannerTable& t) {
-  add_planner(t, ops::silu, [](const SiluParams& p, const TensorMap&, const Target& tg) {
+  add_planner(t, ops::silu, [](const SiluParams& p, const Decls&, const Target& tg) {
     return std::vector{ew(tg, Kernel::ew_silu, {"x", "out"}, 1, p.len)};
   });
-  add_planner(t, ops::add, [](const BroadcastParams& p, const TensorMap&, const Target& tg) {
+  add_planner(t, ops::add, [](const BroadcastParams& p, const Decls&, const Target& tg) {
     return std::vector{broadcast(tg, p, Kernel::ew_bcast_add)};
   });
-  add_planner(t, ops::mul, [](const BroadcastParams& p, const TensorMap&, const Target& tg) {
+  add_planner(t, ops::mul, [](const BroadcastParams& p, const Decls&, const Target& tg) {
     return std::vector{broadcast(tg, p, Kernel::ew_bcast_mul)};
   });
-  add_planner(t, ops::gelu, [](const GeluParams& p, const TensorMap&, const Target& tg) {
+  add_planner(t, ops::gelu, [](const GeluParams& p, const Decls&, const Target& tg) {
     return std::vector{ew(tg, Kernel::ew_gelu, {"x", "out"}, 1, p.len)};
   });
-  add_planner(t, ops::add_inplace, [](const AddInplaceParams& p, const TensorMap&, const Target& tg) {
+  add_planner(t, ops::add_inplace, [](const AddInplaceParams& p, const Decls&, const Target& tg) {
     return std::vector{ew(tg, Kernel::ew_add, {"residual", "x"}, 1, p.len)};
   });
   add_planner(
-      t, ops::scaled_add_inplace, [](const ScaledAddInplaceParams& p, const TensorMap&, const Target& tg) {
+      t, ops::scaled_add_inplace, [](const ScaledAddInplaceParams& p, const Decls&, const Target& tg) {
         return std::vector{ew(tg, Kernel::ew_scaled_add, {"dst", "src"}, 1, p.len, 0, 0, p.scale)};
       });
-  add_planner(t, ops::add_bias, [](const AddBiasParams& p, const TensorMap&, const Target& tg) {
+  add_planner(t, ops::add_bias, [](const AddBiasParams& p, const Decls&, const Target& tg) {
     return std::vector{ew(tg, Kernel::ew_add_bias, {"data", "bias"}, p.rows, p.cols)};
   });
   add_planner(
-      t, ops::fused_silu_mul_split, [](const FusedSiluMulSplitParams& p, const TensorMap&, const Target& tg) {
+      t, ops::fused_silu_mul_split, [](const FusedSiluMulSplitParams& p, const Decls&, const Target& tg) {
         return std::vector{ew(tg, Kernel::ew_silu_mul, {"gate_up", "out"}, p.tokens, p.im)};
       });
   add_planner(
       t, ops::fused_silu_mul_split_strided,
-      [](const FusedSiluMulSplitStridedParams& p, const TensorMap&, const Target& tg) {
+      [](const FusedSiluMulSplitStridedParams& p, const Decls&, const Target& tg) {
         return std::vector{ew(tg, Kernel::ew_silu_mul, {"gate_up", "out"}, p.tokens, p.intermediate, p.in_row_offset,
                               p.out_row_offset)};
       });

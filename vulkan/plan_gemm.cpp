@@ -14,11 +14,11 @@ constexpr int64_t kGemvRows = 8;    // gemv.comp: NR
 // out[m, n] = a[m, k] @ b[n, k]^T (+ bias[n] when `bias` is named: the _bias variants add it to each
 // F32 result before the one rounding). b above maxStorageBufferRange: one dispatch per window of its
 // rows (output columns).
-std::vector<Dispatch> gemm_rows(const TensorMap& io, const Target& tg, int64_t m, int64_t n, int64_t k,
+std::vector<Dispatch> gemm_rows(const Decls& decls, const Target& tg, int64_t m, int64_t n, int64_t k,
                                 const std::string& a, const std::string& b, const std::string& out,
                                 const std::string& bias) {
   std::vector<Dispatch> list;
-  const uint64_t row_bytes = static_cast<uint64_t>(k) * dtype_size(io.at(b).dtype());
+  const uint64_t row_bytes = static_cast<uint64_t>(k) * dtype_size(decls.at(b).dtype);
   for (auto [n0, nn] : tg.row_windows(n, row_bytes)) {
     Dispatch d;
     d.bindings = {a, Binding(b, n0 * row_bytes, nn * row_bytes), out};
@@ -39,15 +39,15 @@ std::vector<Dispatch> gemm_rows(const TensorMap& io, const Target& tg, int64_t m
 }  // namespace
 
 void add_gemm_planners(PlannerTable& t) {
-  add_planner(t, ops::gemm, [](const GemmParams& p, const TensorMap& io, const Target& tg) {
-    return gemm_rows(io, tg, p.m, p.n, p.k, "a", "b", "out", "");
+  add_planner(t, ops::gemm, [](const GemmParams& p, const Decls& decls, const Target& tg) {
+    return gemm_rows(decls, tg, p.m, p.n, p.k, "a", "b", "out", "");
   });
   // linear_3d(_bias): the gemm of the batch * seq rows of x.
-  add_planner(t, ops::linear_3d, [](const Linear3dParams& p, const TensorMap& io, const Target& tg) {
-    return gemm_rows(io, tg, p.batch * p.seq, p.n, p.k, "x", "weight", "out", "");
+  add_planner(t, ops::linear_3d, [](const Linear3dParams& p, const Decls& decls, const Target& tg) {
+    return gemm_rows(decls, tg, p.batch * p.seq, p.n, p.k, "x", "weight", "out", "");
   });
-  add_planner(t, ops::linear_3d_bias, [](const Linear3dBiasParams& p, const TensorMap& io, const Target& tg) {
-    return gemm_rows(io, tg, p.batch * p.seq, p.n, p.k, "x", "weight", "out", "bias");
+  add_planner(t, ops::linear_3d_bias, [](const Linear3dBiasParams& p, const Decls& decls, const Target& tg) {
+    return gemm_rows(decls, tg, p.batch * p.seq, p.n, p.k, "x", "weight", "out", "bias");
   });
 }
 

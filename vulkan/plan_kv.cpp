@@ -7,8 +7,8 @@ namespace ts::vk {
 void add_kv_planners(PlannerTable& t) {
   add_planner(
       t, ops::kv_append_paged,
-      [](const KvAppendPagedParams& p, const TensorMap& io, const Target& tg) {
-        const bool scaled = io.count("layer_k_scales") != 0;
+      [](const KvAppendPagedParams& p, const Decls& decls, const Target& tg) {
+        const bool scaled = decls.has("layer_k_scales");
         Dispatch d;
         d.shader = tg.variant(Kernel::kv_append);
         d.bindings = {"k_in", "v_in", "layer_k", "layer_v", scaled ? "layer_k_scales" : "k_in",

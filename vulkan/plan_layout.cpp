@@ -15,11 +15,11 @@ Dispatch copy(const Target& tg, const std::string& src, const std::string& dst, 
 
 // A table above maxStorageBufferRange is gathered window by window (each dispatch copies the ids
 // that fall in its rows).
-std::vector<Dispatch> gather(const Target& tg, const TensorMap& io, int64_t rows, int64_t dim) {
-  const Tensor& table = io.at("table");
-  const uint64_t row_bytes = static_cast<uint64_t>(dim) * dtype_size(table.dtype());
+std::vector<Dispatch> gather(const Target& tg, const Decls& decls, int64_t rows, int64_t dim) {
+  const TensorDecl& table = decls.at("table");
+  const uint64_t row_bytes = static_cast<uint64_t>(dim) * dtype_size(table.dtype);
   std::vector<Dispatch> out;
-  for (auto [r0, nr] : tg.row_windows(table.shape().at(0), row_bytes)) {
+  for (auto [r0, nr] : tg.row_windows(table.shape.at(0), row_bytes)) {
     Dispatch d;
     d.shader = tg.variant(Kernel::layout_gather);
     d.spec = {kWg};
@@ -50,18 +50,18 @@ Dispatch layout_copy(const Target& tg, Binding src, Binding dst, const Copy3d& c
 }
 
 void add_layout_planners(PlannerTable& t) {
-  add_planner(t, ops::copy_slice, [](const CopySliceParams& p, const TensorMap&, const Target& tg) {
+  add_planner(t, ops::copy_slice, [](const CopySliceParams& p, const Decls&, const Target& tg) {
     return std::vector{copy(tg, "src", "dst", {.n2 = p.len, .so = p.src_offset, .dof = p.dst_offset})};
   });
   add_planner(
-      t, ops::embedding_lookup, [](const EmbeddingLookupParams& p, const TensorMap& io, const Target& tg) {
-        return gather(tg, io, io.at("ids").numel(), p.dim);
+      t, ops::embedding_lookup, [](const EmbeddingLookupParams& p, const Decls& decls, const Target& tg) {
+        return gather(tg, decls, shape_numel(decls.at("ids").shape), p.dim);
       });
   add_planner(
-      t, ops::embedding_lookup_dev, [](const EmbeddingLookupDevParams& p, const TensorMap& io, const Target& tg) {
-        return gather(tg, io, p.batch, p.dim);
+      t, ops::embedding_lookup_dev, [](const EmbeddingLookupDevParams& p, const Decls& decls, const Target& tg) {
+        return gather(tg, decls, p.batch, p.dim);
       });
-  add_planner(t, ops::split_qkv, [](const SplitQkvParams& p, const TensorMap&, const Target& tg) {
+  add_planner(t, ops::split_qkv, [](const SplitQkvParams& p, const Decls&, const Target& tg) {
     const int64_t w = p.q_dim + 2 * p.kv_dim;
     return std::vector{
         copy(tg, "qkv", "q", {.n1 = p.tokens, .n2 = p.q_dim, .so = 0, .ss1 = w, .ds1 = p.q_dim}),
@@ -70,14 +70,14 @@ void add_layout_planners(PlannerTable& t) {
     };
   });
   add_planner(
-      t, ops::transpose_head_to_token, [](const TransposeParams& p, const TensorMap&, const Target& tg) {
+      t, ops::transpose_head_to_token, [](const TransposeParams& p, const Decls&, const Target& tg) {
         // src [heads, tokens, dim] -> dst [tokens, heads, dim]
         return std::vector{copy(tg, "src", "dst",
                                 {.n0 = p.heads, .n1 = p.tokens, .n2 = p.dim, .ss0 = p.tokens * p.dim, .ss1 = p.dim,
                                  .ds0 = p.dim, .ds1 = p.heads * p.dim})};
       });
   add_planner(
-      t, ops::transpose_token_to_head, [](const TransposeParams& p, const TensorMap&, const Target& tg) {
+      t, ops::transpose_token_to_head, [](const TransposeParams& p, const Decls&, const Target& tg) {
         // src [tokens, heads, dim] -> dst [heads, tokens, dim]
         return std::vector{copy(tg, "src", "dst",
                                 {.n0 = p.heads, .n1 = p.tokens, .n2 = p.dim, .ss0 = p.dim, .ss1 = p.heads * p.dim,
@@ -85,10 +85,10 @@ void add_layout_planners(PlannerTable& t) {
       });
   add_planner(
       t, ops::kv_cache_append_head_major,
-      [](const KvCacheAppendHeadMajorParams& p, const TensorMap&, const Target& tg) { return append_head_major(tg, p); });
+      [](const KvCacheAppendHeadMajorParams& p, const Decls&, const Target& tg) { return append_head_major(tg, p); });
   add_planner(
       t, ops::kv_cache_append_batched_per_cache,
-      [](const KvCacheAppendBatchedPerCacheParams& p, const TensorMap&, const Target& tg) {
+      [](const KvCacheAppendBatchedPerCacheParams& p, const Decls&, const Target& tg) {
         // One dispatch per cache; the row comes from cache_lens on the device.
         std::vector<Dispatch> out;
         for (int64_t i = 0; i < p.m; ++i) {

@@ -45,7 +45,7 @@ Dispatch weighted_sum(const Target& tg, const char* out, bool add, int64_t batch
 }  // namespace
 
 void add_moe_planners(PlannerTable& t) {
-  add_planner(t, ops::route_topk_softmax, [](const RouteTopkSoftmaxParams& p, const TensorMap&, const Target& tg) {
+  add_planner(t, ops::route_topk_softmax, [](const RouteTopkSoftmaxParams& p, const Decls&, const Target& tg) {
     Dispatch d;
     d.shader = tg.variant(Kernel::moe_route);
     d.bindings = {"logits", "out_ids", "out_weights"};
@@ -53,12 +53,12 @@ void add_moe_planners(PlannerTable& t) {
     d.groups = {groups_for(p.batch, 1, std::min(tg.group_cap, tg.max_groups[0])), 1, 1};
     return std::vector{d};
   });
-  add_planner(t, ops::compute_ids_tpe, [](const ComputeIdsTpeParams& p, const TensorMap&, const Target& tg) {
+  add_planner(t, ops::compute_ids_tpe, [](const ComputeIdsTpeParams& p, const Decls&, const Target& tg) {
     // Bindings 3 and 4 (the alignment's outputs) are unused in this mode: bound to tpe.
     return std::vector{bucket(tg, kIdsTpe, {"selected_ids", "tpe", "ids", "tpe", "tpe"}, p.batch * p.top_k,
                               p.num_experts, 1)};
   });
-  add_planner(t, ops::moe_align_block_size, [](const MoeAlignBlockSizeParams& p, const TensorMap&, const Target& tg) {
+  add_planner(t, ops::moe_align_block_size, [](const MoeAlignBlockSizeParams& p, const Decls&, const Target& tg) {
     const Binding counts = Binding::scratch_buffer("moe_counts", 4 * static_cast<uint64_t>(p.num_experts));
     const int64_t n = p.batch * p.top_k;
     return std::vector{
@@ -67,21 +67,21 @@ void add_moe_planners(PlannerTable& t) {
         bucket(tg, kAlignPlace, {"topk_ids", counts, "sorted_token_ids", "expert_ids", "num_tokens_post_padded"}, n,
                p.num_experts, p.block_size)};
   });
-  add_planner(t, ops::silu_mul_stacked, [](const SiluMulStackedParams& p, const TensorMap&, const Target& tg) {
+  add_planner(t, ops::silu_mul_stacked, [](const SiluMulStackedParams& p, const Decls&, const Target& tg) {
     return std::vector{ew(tg, Kernel::ew_silu_mul_pair, {"gate", "out", "up"}, p.n_slots, p.ffn)};
   });
-  add_planner(t, ops::silu_mul_batched, [](const SiluMulBatchedParams& p, const TensorMap&, const Target& tg) {
+  add_planner(t, ops::silu_mul_batched, [](const SiluMulBatchedParams& p, const Decls&, const Target& tg) {
     return std::vector{ew(tg, Kernel::ew_silu_mul_pair, {"gate", "out", "up"}, p.total_pairs, p.ffn)};
   });
-  add_planner(t, ops::weighted_sum_stacked, [](const WeightedSumStackedParams& p, const TensorMap&, const Target& tg) {
+  add_planner(t, ops::weighted_sum_stacked, [](const WeightedSumStackedParams& p, const Decls&, const Target& tg) {
     return std::vector{weighted_sum(tg, "out", false, 1, p.n_slots, p.hidden)};
   });
   add_planner(
-      t, ops::weighted_sum_residual_stacked, [](const WeightedSumStackedParams& p, const TensorMap&, const Target& tg) {
+      t, ops::weighted_sum_residual_stacked, [](const WeightedSumStackedParams& p, const Decls&, const Target& tg) {
         return std::vector{weighted_sum(tg, "residual", true, 1, p.n_slots, p.hidden)};
       });
   add_planner(t, ops::weighted_sum_residual_norm_stacked,
-              [](const WeightedSumResidualNormParams& p, const TensorMap&, const Target& tg) {
+              [](const WeightedSumResidualNormParams& p, const Decls&, const Target& tg) {
                 // Its chain, as the op is defined: the residual update, then rms_norm of the stored
                 // residual (norms.comp, one work group for the row; push tokens, dim, eps).
                 Dispatch norm;
@@ -90,11 +90,11 @@ void add_moe_planners(PlannerTable& t) {
                 norm.push = Push().u(1).u(p.hidden).f(p.eps).words();
                 return std::vector{weighted_sum(tg, "residual", true, 1, p.n_slots, p.hidden), norm};
               });
-  add_planner(t, ops::weighted_sum_batched, [](const WeightedSumBatchedParams& p, const TensorMap&, const Target& tg) {
+  add_planner(t, ops::weighted_sum_batched, [](const WeightedSumBatchedParams& p, const Decls&, const Target& tg) {
     return std::vector{weighted_sum(tg, "out", false, p.batch, p.top_k, p.hidden)};
   });
   add_planner(t, ops::weighted_sum_batched_offset,
-              [](const WeightedSumBatchedOffsetParams& p, const TensorMap&, const Target& tg) {
+              [](const WeightedSumBatchedOffsetParams& p, const Decls&, const Target& tg) {
                 return std::vector{
                     weighted_sum(tg, "out", false, p.batch, p.top_k, p.hidden, p.weights_offset, p.out_offset)};
               });

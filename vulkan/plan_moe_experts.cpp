@@ -22,8 +22,8 @@ uint32_t kind_spec(QuantKind k) { return static_cast<uint32_t>(k); }  // shaders
 // The shaders read a stack as uint words and it need not end on one (GGUF blocks, 16-bit plain rows):
 // the binding covers the last partial word, inside the tensor's trailing guard zone. The whole stack
 // is bound (any pair may pick any expert), so it must fit the device's storage-buffer range.
-Binding stack(const TensorMap& io, const Target& tg, const std::string& name) {
-  const uint64_t bytes = io.at(name).nbytes(), words = (bytes + 3) / 4 * 4;
+Binding stack(const Decls& decls, const Target& tg, const std::string& name) {
+  const uint64_t bytes = decls.nbytes(name), words = (bytes + 3) / 4 * 4;
   check(words <= tg.max_range,
         "vulkan: expert stack '{}' is {} bytes, above this device's maxStorageBufferRange ({}); the MoE kernels "
         "bind every expert at once", name, bytes, tg.max_range);
@@ -42,12 +42,12 @@ View batched(const GemvQuantMoeIdBatchedParams& p) {
 }
 
 // One dispatch of the core; `up` names the up stack of the fused gate + up + SiLU, empty otherwise.
-std::vector<Dispatch> gemv(const MoeExperts& w, const View& v, const TensorMap& io, const Target& tg,
+std::vector<Dispatch> gemv(const MoeExperts& w, const View& v, const Decls& decls, const Target& tg,
                            const std::string& gate, const std::string& up, const char* out) {
   Dispatch d;
   d.shader = tg.variant(Kernel::moe_gemv);
-  const Binding g = stack(io, tg, gate);
-  d.bindings = {"a", g, up.empty() ? g : stack(io, tg, up), "ids", out};
+  const Binding g = stack(decls, tg, gate);
+  d.bindings = {"a", g, up.empty() ? g : stack(decls, tg, up), "ids", out};
   d.push = Push()
                .u(v.pairs).u(w.n_rows).u(w.n_cols).u(v.a_off).u(v.ids_off).u(v.top_k).u(v.outer).u(v.inner)
                .u(w.num_experts)
@@ -60,10 +60,10 @@ std::vector<Dispatch> gemv(const MoeExperts& w, const View& v, const TensorMap& 
 // gemm_quant_moe_id(_indirect): grid x over column tiles, z over experts, y over row tiles up to
 // max_per_expert; on a CPU driver (group cap) fewer row-tile groups that loop, as empty groups
 // there cost a group's setup each.
-std::vector<Dispatch> gemm(const GemmQuantMoeIdParams& p, const TensorMap& io, const Target& tg) {
+std::vector<Dispatch> gemm(const GemmQuantMoeIdParams& p, const Decls& decls, const Target& tg) {
   Dispatch d;
   d.shader = tg.variant(Kernel::moe_gemm);
-  d.bindings = {"a", stack(io, tg, "weights"), "out", "ids", "tpe"};
+  d.bindings = {"a", stack(decls, tg, "weights"), "out", "ids", "tpe"};
   d.push = Push()
                .u(0).u(p.w.n_rows).u(p.w.n_cols).u(p.w.n_rows).u(0)
                .u(p.w.num_experts).u(p.max_per_expert).u(p.top_k).u(p.ne11)
@@ -81,26 +81,26 @@ std::vector<Dispatch> gemm(const GemmQuantMoeIdParams& p, const TensorMap& io, c
 }  // namespace
 
 void add_moe_expert_planners(PlannerTable& t) {
-  add_planner(t, ops::gemv_quant_moe_id, [](const GemvQuantMoeIdParams& p, const TensorMap& io, const Target& tg) {
-    return gemv(p.w, {.pairs = p.n_selected, .outer = p.src1_stride}, io, tg, "weights", "", "out");
+  add_planner(t, ops::gemv_quant_moe_id, [](const GemvQuantMoeIdParams& p, const Decls& decls, const Target& tg) {
+    return gemv(p.w, {.pairs = p.n_selected, .outer = p.src1_stride}, decls, tg, "weights", "", "out");
   });
   add_planner(t, ops::gemv_quant_moe_id_offset,
-              [](const GemvQuantMoeIdOffsetParams& p, const TensorMap& io, const Target& tg) {
+              [](const GemvQuantMoeIdOffsetParams& p, const Decls& decls, const Target& tg) {
                 return gemv(p.w,
                             {.pairs = p.n_selected, .a_off = p.a_offset, .ids_off = p.ids_offset, .outer = p.src1_stride},
-                            io, tg, "weights", "", "out");
+                            decls, tg, "weights", "", "out");
               });
   add_planner(t, ops::gemv_quant_moe_id_batched,
-              [](const GemvQuantMoeIdBatchedParams& p, const TensorMap& io, const Target& tg) {
-                return gemv(p.w, batched(p), io, tg, "weights", "", "out");
+              [](const GemvQuantMoeIdBatchedParams& p, const Decls& decls, const Target& tg) {
+                return gemv(p.w, batched(p), decls, tg, "weights", "", "out");
               });
   add_planner(t, ops::gemv_quant_moe_id_gate_up_silu,
-              [](const GemvQuantMoeIdGateUpSiluParams& p, const TensorMap& io, const Target& tg) {
-                return gemv(p.w, {.pairs = p.n_selected}, io, tg, "gate_w", "up_w", "silu_out");
+              [](const GemvQuantMoeIdGateUpSiluParams& p, const Decls& decls, const Target& tg) {
+                return gemv(p.w, {.pairs = p.n_selected}, decls, tg, "gate_w", "up_w", "silu_out");
               });
   add_planner(t, ops::gemv_quant_moe_id_gate_up_silu_batched,
-              [](const GemvQuantMoeIdBatchedParams& p, const TensorMap& io, const Target& tg) {
-                return gemv(p.w, batched(p), io, tg, "gate_w", "up_w", "silu_out");
+              [](const GemvQuantMoeIdBatchedParams& p, const Decls& decls, const Target& tg) {
+                return gemv(p.w, batched(p), decls, tg, "gate_w", "up_w", "silu_out");
               });
   add_planner(t, ops::gemm_quant_moe_id, gemm);
   add_planner(t, ops::gemm_quant_moe_id_indirect, gemm);

@@ -16,14 +16,14 @@ Dispatch norm(const Target& tg, Kernel kernel, std::vector<Binding> bindings, co
 }  // namespace
 
 void add_norm_planners(PlannerTable& t) {
-  add_planner(t, ops::rms_norm, [](const RmsNormParams& p, const TensorMap&, const Target& tg) {
+  add_planner(t, ops::rms_norm, [](const RmsNormParams& p, const Decls&, const Target& tg) {
     return std::vector{norm(tg, Kernel::norms_rms, {"x", "w", "out"}, p)};
   });
   add_planner(
-      t, ops::fused_add_rms_norm, [](const FusedAddRmsNormParams& p, const TensorMap&, const Target& tg) {
+      t, ops::fused_add_rms_norm, [](const FusedAddRmsNormParams& p, const Decls&, const Target& tg) {
         return std::vector{norm(tg, Kernel::norms_add_rms, {"residual", "x", "w", "out"}, p)};
       });
-  add_planner(t, ops::layer_norm, [](const LayerNormParams& p, const TensorMap&, const Target& tg) {
+  add_planner(t, ops::layer_norm, [](const LayerNormParams& p, const Decls&, const Target& tg) {
     return std::vector{norm(tg, Kernel::norms_layer, {"x", "gamma", "beta", "out"}, p)};
   });
 }

@@ -36,15 +36,12 @@ std::vector<Dispatch> decode(const PagedPoolParams& p, Layout layout, int64_t se
   return attn(tg, a, false);
 }
 
-// A ragged batch: rows per sequence from cu_seqlens_q; the grid's rows cover the longest sequence.
-std::vector<Dispatch> varlen(const PagedVarlenParams& p, Layout layout, bool fa2, const TensorMap& io,
-                             const Target& tg) {
-  const std::vector<int64_t> rows = paged::rows_per_sequence(io, p.total_q_tokens);
-  const int64_t longest = *std::max_element(rows.begin(), rows.end());
-  if (longest == 0) return {};  // no query row: nothing to write
+// A ragged batch: rows per sequence from cu_seqlens_q, which the shader reads (its flat list of row
+// blocks is sized from total_q_tokens and num_seqs, never from the lengths).
+std::vector<Dispatch> varlen(const PagedVarlenParams& p, Layout layout, bool fa2, const Target& tg) {
   Attn a = pooled(p, layout, p.num_seqs, tg);
   a.seqs = fa2 ? Seqs::Fa2 : Seqs::Varlen, a.kv_lens = "cu_seqlens_q", a.seq2 = fa2 ? "seq_lens" : "pos_offsets";
-  a.q_len = longest, a.capacity = p.max_kv_len, a.total_q = p.total_q_tokens;
+  a.q_len = 0, a.capacity = p.max_kv_len, a.total_q = p.total_q_tokens;
   if (fa2) a.lse = "lse";
   return attn(tg, a, false);
 }
@@ -64,51 +61,51 @@ template <class P> std::function<Support(const Problem&)> fits() {
 void add_paged_planners(PlannerTable& t) {
   add_planner(
       t, ops::paged_decode_attention,
-      [](const PagedDecodeParams& p, const TensorMap&, const Target& tg) {
+      [](const PagedDecodeParams& p, const Decls&, const Target& tg) {
         return decode(p, Layout::Ferrum, p.num_seqs, p.q_len, "context_lens", p.max_num_blocks_per_seq * p.block_size,
                       tg);
       },
       fits<PagedDecodeParams>());
   add_planner(
       t, ops::paged_varlen_attention_vllm_layout,
-      [](const PagedDecodeParams& p, const TensorMap&, const Target& tg) {
+      [](const PagedDecodeParams& p, const Decls&, const Target& tg) {
         return decode(p, Layout::Vllm, p.num_seqs, p.q_len, "context_lens", p.max_num_blocks_per_seq * p.block_size,
                       tg);
       },
       fits<PagedDecodeParams>());
   add_planner(
       t, ops::paged_decode_attention_v2,
-      [](const PagedDecodeV2Params& p, const TensorMap&, const Target& tg) {
+      [](const PagedDecodeV2Params& p, const Decls&, const Target& tg) {
         return decode(p, Layout::Ferrum, p.num_seqs, 1, "context_lens", p.max_seq_len, tg);
       },
       fits<PagedDecodeV2Params>());
   add_planner(
       t, ops::paged_batched_decode_attention,
-      [](const PagedBatchedDecodeParams& p, const TensorMap&, const Target& tg) {
+      [](const PagedBatchedDecodeParams& p, const Decls&, const Target& tg) {
         return decode(p, Layout::Ferrum, p.num_seqs, 1, "valid_kv_lens", p.max_kv_len, tg);
       },
       fits<PagedBatchedDecodeParams>());
   add_planner(
       t, ops::paged_varlen_attention,
-      [](const PagedVarlenParams& p, const TensorMap& io, const Target& tg) {
-        return varlen(p, Layout::Ferrum, false, io, tg);
+      [](const PagedVarlenParams& p, const Decls&, const Target& tg) {
+        return varlen(p, Layout::Ferrum, false, tg);
       },
       fits<PagedVarlenParams>());
   add_planner(
       t, ops::paged_varlen_attention_vllm,
-      [](const PagedVarlenParams& p, const TensorMap& io, const Target& tg) {
-        return varlen(p, Layout::Vllm, false, io, tg);
+      [](const PagedVarlenParams& p, const Decls&, const Target& tg) {
+        return varlen(p, Layout::Vllm, false, tg);
       },
       fits<PagedVarlenParams>());
   add_planner(
       t, ops::paged_varlen_attention_fa2_ffi,
-      [](const PagedVarlenParams& p, const TensorMap& io, const Target& tg) {
-        return varlen(p, Layout::Ferrum, true, io, tg);
+      [](const PagedVarlenParams& p, const Decls&, const Target& tg) {
+        return varlen(p, Layout::Ferrum, true, tg);
       },
       fits<PagedVarlenParams>());
   add_planner(
       t, ops::paged_varlen_attention_vllm_tiled_q4,
-      [](const PagedVarlenTiledParams& p, const TensorMap&, const Target& tg) -> std::vector<Dispatch> {
+      [](const PagedVarlenTiledParams& p, const Decls&, const Target& tg) -> std::vector<Dispatch> {
         // One work group row per tile (grid z): rows the tile list leaves out are never written.
         if (p.num_tiles == 0) return {};
         Attn a = pooled(p, Layout::Vllm, p.num_tiles, tg);
@@ -119,7 +116,7 @@ void add_paged_planners(PlannerTable& t) {
       fits<PagedVarlenTiledParams>());
   add_planner(
       t, ops::kv_paged_decode_attention,
-      [](const KvPagedDecodeParams& p, const TensorMap& io, const Target& tg) {
+      [](const KvPagedDecodeParams& p, const Decls& decls, const Target& tg) {
         // One sequence (the table's), its pools of packed kv_dtype elements.
         Attn a{.q = "q", .k1 = "layer_k", .k2 = "layer_k", .v = "layer_v", .kv_len = p.valid_kv_len,
                .nh = p.num_q_heads, .nkv = p.num_kv_heads, .dqk = p.head_dim, .dk1 = p.head_dim, .dv = p.head_dim,
@@ -127,7 +124,7 @@ void add_paged_planners(PlannerTable& t) {
         a.out = "output", a.addr = KvAddr::Ferrum, a.tables = "block_table";
         a.block_size = p.block_size, a.width = p.num_table;
         a.packed = true, a.kind = kv_kind(p.kv_dtype);
-        if (io.count("layer_k_scales")) a.k_scales = "layer_k_scales", a.v_scales = "layer_v_scales";
+        if (decls.has("layer_k_scales")) a.k_scales = "layer_k_scales", a.v_scales = "layer_v_scales";
         return attn(tg, a, false);
       },
       [](const Problem& pr) {

@@ -85,7 +85,7 @@ Dispatch plan_packed(const Target& tg, bool awq, int64_t bits, bool act_order, i
 }  // namespace
 
 void add_quant_planners(PlannerTable& t) {
-  add_planner(t, ops::dequantize, [](const QuantRowsParams& p, const TensorMap&, const Target& tg) {
+  add_planner(t, ops::dequantize, [](const QuantRowsParams& p, const Decls&, const Target& tg) {
     const uint64_t row_bytes = static_cast<uint64_t>(quant::row_bytes(quant::block_format(p.kind), p.n_cols));
     const uint64_t out_row = static_cast<uint64_t>(p.n_cols) * 4;
     std::vector<Dispatch> out;
@@ -104,12 +104,12 @@ void add_quant_planners(PlannerTable& t) {
     }
     return out;
   });
-  add_planner(t, ops::gemm_quant, [](const GemmQuantParams& p, const TensorMap&, const Target& tg) {
+  add_planner(t, ops::gemm_quant, [](const GemmQuantParams& p, const Decls&, const Target& tg) {
     std::vector<Dispatch> out;
     plan_gguf(out, tg, "weight", p.kind, p.m, p.n_rows, p.n_cols, p.n_rows, 0);
     return out;
   });
-  add_planner(t, ops::gemm_quant_fused, [](const GemmQuantFusedParams& p, const TensorMap&, const Target& tg) {
+  add_planner(t, ops::gemm_quant_fused, [](const GemmQuantFusedParams& p, const Decls&, const Target& tg) {
     // One dispatch per part (each its own kind) into its own column range of the shared output.
     std::vector<Dispatch> out;
     int64_t col = 0;
@@ -119,10 +119,10 @@ void add_quant_planners(PlannerTable& t) {
     }
     return out;
   });
-  add_planner(t, ops::gemm_gptq, [](const GptqParams& p, const TensorMap&, const Target& tg) {
+  add_planner(t, ops::gemm_gptq, [](const GptqParams& p, const Decls&, const Target& tg) {
     return std::vector{plan_packed(tg, false, p.bits, p.desc_act, p.m, p.n, p.k, p.group_size)};
   });
-  add_planner(t, ops::gemm_awq, [](const AwqParams& p, const TensorMap&, const Target& tg) {
+  add_planner(t, ops::gemm_awq, [](const AwqParams& p, const Decls&, const Target& tg) {
     return std::vector{plan_packed(tg, true, p.bits, false, p.m, p.n, p.k, p.group_size)};
   });
 }

@@ -133,13 +133,13 @@ std::vector<Dispatch> rope_positions(const Target& tg, const RopePositionsParams
 }  // namespace
 
 void add_rope_planners(PlannerTable& t) {
-  add_planner(t, ops::apply_rope_positions, [](const RopePositionsParams& p, const TensorMap&, const Target& tg) {
+  add_planner(t, ops::apply_rope_positions, [](const RopePositionsParams& p, const Decls&, const Target& tg) {
     return rope_positions(tg, p, p.head_dim);
   });
-  add_planner(t, ops::apply_rope_partial, [](const RopePartialParams& p, const TensorMap&, const Target& tg) {
+  add_planner(t, ops::apply_rope_partial, [](const RopePartialParams& p, const Decls&, const Target& tg) {
     return rope_positions(tg, p, p.rotary_dim);
   });
-  add_planner(t, ops::qk_norm_rope, [](const QkNormRopeParams& p, const TensorMap&, const Target& tg) {
+  add_planner(t, ops::qk_norm_rope, [](const QkNormRopeParams& p, const Decls&, const Target& tg) {
     // input [tokens, heads, hd] -> output [heads, tokens, hd]
     return std::vector{rope(tg, {.src = "input", .dst = "output", .w = "norm_w", .rows = p.tokens, .heads = p.heads,
                                  .hd = p.head_dim, .rotary_dim = p.rotary_dim, .mode = p.mode, .eps = p.eps,
@@ -148,7 +148,7 @@ void add_rope_planners(PlannerTable& t) {
   });
   add_planner(
       t, ops::qk_norm_rope_batched_per_item,
-      [](const QkNormRopeBatchedPerItemParams& p, const TensorMap&, const Target& tg) {
+      [](const QkNormRopeBatchedPerItemParams& p, const Decls&, const Target& tg) {
         // input [m, heads, hd] -> output [m, heads, hd], item i at positions[i]
         return std::vector{rope(tg, {.src = "input", .dst = "output", .w = "norm_w", .positions = "positions",
                                      .rows = p.m, .heads = p.heads, .hd = p.head_dim, .rotary_dim = p.rotary_dim,
@@ -156,30 +156,30 @@ void add_rope_planners(PlannerTable& t) {
                                      .d_head = p.head_dim, .d_tok = p.heads * p.head_dim})};
       });
   add_planner(
-      t, ops::split_qkv_norm_rope, [](const SplitQkvNormRopeParams& p, const TensorMap&, const Target& tg) {
+      t, ops::split_qkv_norm_rope, [](const SplitQkvNormRopeParams& p, const Decls&, const Target& tg) {
         return split_norm_rope(tg, p, {.q = "q_out", .k = "k_out", .v = "v_out", .cap = p.tokens});
       });
   add_planner(
       t, ops::split_qkv_norm_rope_into_cache,
-      [](const SplitQkvNormRopeIntoCacheParams& p, const TensorMap&, const Target& tg) {
+      [](const SplitQkvNormRopeIntoCacheParams& p, const Decls&, const Target& tg) {
         return split_norm_rope(tg, p, {.q = "q_out", .k = "cache_k", .v = "cache_v", .row0 = p.cache_len,
                                        .cap = p.cache_capacity});
       });
   using paged::Layout;
   add_planner(t, ops::split_qkv_norm_rope_into_paged_cache,
-              [](const PagedSplitParams& p, const TensorMap&, const Target& tg) {
+              [](const PagedSplitParams& p, const Decls&, const Target& tg) {
                 return split_single(p, Layout::Ferrum, tg);
               });
   add_planner(t, ops::split_qkv_norm_rope_into_paged_cache_vllm,
-              [](const PagedSplitParams& p, const TensorMap&, const Target& tg) {
+              [](const PagedSplitParams& p, const Decls&, const Target& tg) {
                 return split_single(p, Layout::Vllm, tg);
               });
   add_planner(t, ops::split_qkv_norm_rope_into_paged_cache_varlen,
-              [](const PagedSplitVarlenParams& p, const TensorMap&, const Target& tg) {
+              [](const PagedSplitVarlenParams& p, const Decls&, const Target& tg) {
                 return split_varlen(p, Layout::Ferrum, tg);
               });
   add_planner(t, ops::split_qkv_norm_rope_into_paged_cache_varlen_vllm,
-              [](const PagedSplitVarlenParams& p, const TensorMap&, const Target& tg) {
+              [](const PagedSplitVarlenParams& p, const Decls&, const Target& tg) {
                 return split_varlen(p, Layout::Vllm, tg);
               });
 }

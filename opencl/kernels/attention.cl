@@ -1,8 +1,9 @@
 // Flash attention with an online softmax over key tiles held in local memory (FlashAttention-2 form),
 // the one attention engine of every OpenCL attention op (core, paged and kv families).
 // A work-group takes one (item, kv head, block of bq query rows). An item is a run of n query
-// positions of one sequence: the batch entry of the core ops, or (with an item table built by the
-// host) a piece of a decode batch, a prefill or a varlen sequence, so a ragged batch is one dispatch.
+// positions of one sequence: the batch entry of the core ops, or (decoded on the device from the
+// lengths, item_of) a piece of a decode batch, a prefill or a varlen sequence, so a ragged batch is
+// one dispatch.
 // The item's rows are the query heads of the kv head's GQA group times its n positions, flattened as
 // row = g * n + i, so a K/V tile is read once for the whole group (decode reads each K/V byte once).
 // Row (head h, position i) of the item is q / out row row0 + h * head_rows + i * pos_rows (head-major
@@ -72,21 +73,59 @@ inline float hsum(vec_t v) {
 #endif
 }
 
-// Item table entries (-1 for none: the item is batch entry b of uniform shape).
-#define IT_SEQ 0
-#define IT_ROW0 1
-#define IT_N 2
-#define IT_FIRST 3
-#define IT_KV 4
-#define IT_WIDTH 5
+// How work-group z finds its item (attention_engine.h's SeqMode): the plan holds no item table, only
+// how many items the parameters allow at most; each work-group decodes its own from the per-sequence
+// tensors, so a step with new lengths runs on the same plan, and an item past the step's leaves.
+#define SEQ_UNIFORM 0  // batch entry z: q_len positions from pos_offset, kv_len keys (or kv_lens[kv_len_item])
+#define SEQ_LENS 1     // z / per: sequence of kv length lens[s], its q_len positions ending there, by runs
+#define SEQ_VARLEN 2   // the ragged batch's runs in order: rows cu[s] .. cu[s+1] from position second[s]
+#define SEQ_FA2 3      // as SEQ_VARLEN, kv = second[s] and the rows aligned to its end (FlashAttention-2)
+#define SEQ_TILES 4    // tile z: up to `run` rows of sequence tile_seqs[z] from row tile_starts[z]
+
+// Item z of a per-sequence mode: its sequence, first q / out row, positions, first position and kv
+// length; false for an item past the step's (the whole work-group leaves). Rows are token-major
+// (row0 = token * pos_rows) but for SEQ_LENS (row0 = s * seq_rows + i0 * pos_rows).
+inline bool item_of(int z, int mode, __global const uint* lens, __global const uint* second,
+                    __global const uint* tile_seqs, __global const uint* tile_starts, int nseq, int q_len, int run,
+                    int seq_rows, int pos_rows, int* seq, size_t* row0, int* n, int* first, int* kv) {
+  if (mode == SEQ_LENS) {
+    const int per = (q_len + run - 1) / run, s = z / per, i0 = (z % per) * run;
+    *seq = s, *n = min(run, q_len - i0), *kv = (int)lens[s], *first = *kv - q_len + i0;
+    *row0 = (size_t)s * seq_rows + (size_t)i0 * pos_rows;
+    return true;
+  }
+  if (mode == SEQ_TILES) {
+    const int s = (int)tile_seqs[z], r = (int)tile_starts[z], end = (int)lens[s + 1], start = (int)lens[s];
+    *seq = s, *n = min(run, end - r), *first = (int)second[s] + r - start, *kv = (int)second[s] + end - start;
+    *row0 = (size_t)r * pos_rows;
+    return true;
+  }
+  // SEQ_VARLEN / SEQ_FA2: walk the sequences' runs (a few dozen sequences: cheap beside the keys).
+  int left = z;
+  for (int s = 0; s < nseq; ++s) {
+    const int start = (int)lens[s], rows = (int)lens[s + 1] - start, runs = (rows + run - 1) / run;
+    if (left >= runs) {
+      left -= runs;
+      continue;
+    }
+    const int i0 = left * run;
+    *seq = s, *n = min(run, rows - i0), *row0 = (size_t)(start + i0) * pos_rows;
+    *kv = mode == SEQ_FA2 ? (int)second[s] : (int)second[s] + rows;
+    *first = (mode == SEQ_FA2 ? *kv - rows : (int)second[s]) + i0;
+    return true;
+  }
+  return false;
+}
 
 __kernel void flash_attn(__global const st_t* q, __global const kv_t* k1, __global const kv_t* k2,
                          __global const kv_t* v, __global st_t* out, __global const uint* kv_lens, int kv_len_item,
                          int q_off, int out_off, int nh, int nkv, int q_len, int kv_len, int pos_offset, int causal,
                          int window, float scale, int dk1, int dk2, int dv, int k1_bs, int k1_hs, int k1_rs, int k2_bs,
                          int k2_hs, int k2_rs, int v_bs, int v_hs, int v_rs, int bq, int bk, int piece,
-                         __global float* part_acc, __global float* part_ml, __global const int* items, int use_items,
-                         int head_rows, int pos_rows, __global const uint* tables, int table_width, int block_size,
+                         __global float* part_acc, __global float* part_ml, __global const uint* second,
+                         __global const uint* tile_seqs, __global const uint* tile_starts, int seq_mode, int nseq,
+                         int run, int seq_rows, int head_rows, int pos_rows, __global const uint* tables,
+                         int table_width, int block_size,
                          int kb_stride, int vb_stride, int kx, __global const float* k_scales,
                          __global const float* v_scales, int sb_stride, int s_hs, int kv_kind, int scaled,
                          __global float* lse, int lse_rows,
@@ -96,11 +135,13 @@ __kernel void flash_attn(__global const st_t* q, __global const kv_t* k1, __glob
   const int group = nh / nkv, nblk = get_num_groups(1) / nkv;
   const int kvh = get_group_id(1) / nblk, r0 = (get_group_id(1) % nblk) * bq, b = get_group_id(2);
   // This work-group's item: its sequence, first q / out row, positions, first position, kv length.
+  // Every work-item of the group decodes the same item, so a group leaves whole (no barrier pending).
   int seq = b, n = q_len, first = pos_offset;
   size_t row0 = (size_t)b * nh * q_len;
-  if (use_items) {
-    __global const int* it = items + (size_t)b * IT_WIDTH;
-    seq = it[IT_SEQ], row0 = (size_t)it[IT_ROW0], n = it[IT_N], first = it[IT_FIRST], kv_len = it[IT_KV];
+  if (seq_mode != SEQ_UNIFORM) {
+    if (!item_of(b, seq_mode, kv_lens, second, tile_seqs, tile_starts, nseq, q_len, run, seq_rows, pos_rows, &seq,
+                 &row0, &n, &first, &kv_len))
+      return;
   } else if (kv_len_item >= 0) {
     kv_len = (int)kv_lens[kv_len_item];
   }

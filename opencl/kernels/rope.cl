@@ -87,3 +87,21 @@ __kernel void rope_positions(__global const st_t* x, __global const uint* positi
   ST(out, row + j, a * c - b * s);
   ST(out, row + half_rot + j, b * c + a * s);
 }
+
+// The rows of a ragged batch (the paged split's varlen form): row t belongs to the sequence s with
+// cu[s] <= t < cu[s + 1] (a binary search of the non-decreasing cu_seqlens_q, which starts at 0 and
+// ends at `tokens`: the case's validation) and sits at position pos_offsets[s] + t - cu[s]; written to
+// the tables the norm_rope writes read (dst_pos, dst_seq and the RoPE positions).
+__kernel void varlen_slots(__global const uint* cu, __global const uint* pos_offsets, int nseq, int tokens,
+                           __global uint* pos, __global uint* seq) {
+  const int t = get_global_id(0);
+  if (t >= tokens) return;
+  int lo = 0, hi = nseq;  // cu[lo] <= t < cu[hi]
+  while (hi - lo > 1) {
+    const int mid = (lo + hi) / 2;
+    if ((int)cu[mid] <= t) lo = mid;
+    else hi = mid;
+  }
+  seq[t] = (uint)lo;
+  pos[t] = pos_offsets[lo] + (uint)t - cu[lo];
+}

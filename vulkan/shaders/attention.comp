@@ -44,8 +44,13 @@
 // kv length.
 #define SEQS_UNIFORM 0u  // z = batch: q_len rows from pos_offset, kv_len keys (or kv_lens[kv_len_index])
 #define SEQS_LENS 1u     // z = sequence: q_len rows ending at its kv length lens[z] (decode, prefill)
-#define SEQS_VARLEN 2u   // z = sequence: rows cu[z] .. cu[z+1] from position seq2[z], kv = seq2[z] + rows
+#define SEQS_VARLEN 2u   // sequence z: rows cu[z] .. cu[z+1] from position seq2[z], kv = seq2[z] + rows
 #define SEQS_FA2 3u      // as SEQS_VARLEN, kv = seq2[z] and rows aligned to its end (FlashAttention-2)
+// The ragged modes (VARLEN, FA2) run one flat list of row blocks, every sequence's in order, and each
+// work group finds its sequence on the device (ragged_block): the grid is sized from the parameters
+// (the most blocks total_q rows of nseqs sequences can make), never from the lengths, so a plan runs
+// again on new cu_seqlens; a block past the step's leaves at once. Their pieces' states are kept per
+// output row, and the combine runs one work group per (token, head).
 #define SEQS_TILES 4u    // z = tile: up to 4 rows of sequence tile_seqs[z] from row tile_starts[z]
 // p.kv_kind: KERNEL_ATTN_KV's pool elements.
 #define KV_I8 0u
@@ -84,6 +89,7 @@ layout(push_constant) uniform Push {
   uint rows_cap;             // the most rows a (sequence, kv head) has: group x its most query rows
   uint total_q;              // SEQS_FA2: lse's row length
   uint addr, seqs, x_shift, kv_kind;  // the view's modes (above)
+  uint nseqs;                // the ragged modes: sequences (cu_seqlens_q has nseqs + 1 entries)
 } p;
 
 #define NEG_INF uintBitsToFloat(0xff800000u)
@@ -144,19 +150,54 @@ uvec2 visible_keys(Seq s, uint qi) {
   return uvec2(uint(lo), uint(max(lo, hi)));
 }
 
-// The state of piece s of row r of work-group slot (z, kv head) in `part`: m, l, then acc[dv].
-uint part_offset(uint slot, uint r, uint s) { return ((slot * p.rows_cap + r) * p.npieces + s) * (p.dv + 2u); }
+bool ragged() { return p.seqs == SEQS_VARLEN || p.seqs == SEQS_FA2; }
+
+// The state of piece s of a row in `part`: m, l, then acc[dv]. Rows are numbered per work-group slot
+// (z, kv head) and row r of it, or in the ragged modes by their output row.
+uint part_row(Seq sq, uint z, uint kvh, uint r) {
+  if (ragged()) return q_row(sq, z, kvh * p.group + r / sq.n, r % sq.n);
+  return (z * p.nkv + kvh) * p.rows_cap + r;
+}
+uint part_offset(uint row, uint s) { return (row * p.npieces + s) * (p.dv + 2u); }
+
+// The ragged modes: flat row block `blk` as (sequence z, its block), walking the sequences' blocks of
+// BQ rows in order (a few dozen sequences: cheap beside the keys). False past the step's last block.
+bool ragged_block(inout uint blk, out uint z) {
+  z = 0u;
+  for (uint s = 0u; s < p.nseqs; ++s) {
+    const uint nb = (p.group * (kv_lens[s + 1u] - kv_lens[s]) + BQ - 1u) / BQ;
+    if (blk < nb) {
+      z = s;
+      return true;
+    }
+    blk -= nb;
+  }
+  return false;
+}
 
 #if defined(KERNEL_ATTN_COMBINE)
 void main() {
-  const uint r = gl_WorkGroupID.x, kvh = gl_WorkGroupID.y, z = gl_WorkGroupID.z;
-  const Seq sq = seq_of(z);
-  if (r >= p.group * sq.n) return;  // the whole work group: rows past this sequence's
-  const uint slot = z * p.nkv + kvh, first = part_offset(slot, r, 0u), stride = p.dv + 2u;
+  // A (row, kv head, sequence) work group, or in the ragged modes a (token, head) one; its output row,
+  // the row its pieces' states are kept by (part_row) and its lse entry.
+  uint row, prow, h, lse_at;
+  if (ragged()) {
+    h = gl_WorkGroupID.y;
+    row = gl_WorkGroupID.x * p.nh + h;
+    prow = row;
+    lse_at = h * p.total_q + gl_WorkGroupID.x;
+  } else {
+    const uint r = gl_WorkGroupID.x, kvh = gl_WorkGroupID.y, z = gl_WorkGroupID.z;
+    const Seq sq = seq_of(z);
+    if (r >= p.group * sq.n) return;  // the whole work group: rows past this sequence's
+    const uint qi = r % sq.n;
+    h = kvh * p.group + r / sq.n;
+    row = q_row(sq, z, h, qi);
+    prow = part_row(sq, z, kvh, r);
+    lse_at = h * p.total_q + sq.row0 + qi;
+  }
+  const uint first = part_offset(prow, 0u), stride = p.dv + 2u, out_base = p.o_off + row * p.dv;
   float m = NEG_INF;
   for (uint s = 0; s < p.npieces; ++s) m = max(m, part[first + s * stride]);
-  const uint h = kvh * p.group + r / sq.n, qi = r % sq.n;
-  const uint row = q_row(sq, z, h, qi), out_base = p.o_off + row * p.dv;
   for (uint d = gl_LocalInvocationIndex; d < p.dv; d += WG) {
     float l = 0.0, acc = 0.0;
     for (uint s = 0; s < p.npieces; ++s) {  // key order: the same sums every run
@@ -169,7 +210,7 @@ void main() {
     }
     // l == 0: no key seen, zeros; a NaN l divides through: the row is NaN, as the reference's.
     o[out_base + d] = st(l != 0.0 ? acc / l : 0.0);
-    if (p.seqs == SEQS_FA2 && d == 0u) lse[h * p.total_q + sq.row0 + qi] = l != 0.0 ? m + log(l) : NEG_INF;
+    if (p.seqs == SEQS_FA2 && d == 0u) lse[lse_at] = l != 0.0 ? m + log(l) : NEG_INF;
   }
 }
 #else
@@ -245,8 +286,11 @@ uint value_elem(uint jj, uint d) { return svb[jj] + d * (p.addr == ADDR_VLLM ? p
 
 void main() {
   const uint t = gl_LocalInvocationIndex;
-  const uint kvh = gl_WorkGroupID.y, z = gl_WorkGroupID.z;
-  const uint piece = gl_WorkGroupID.x % p.npieces, r0 = gl_WorkGroupID.x / p.npieces * BQ;
+  const uint kvh = gl_WorkGroupID.y, piece = gl_WorkGroupID.x % p.npieces;
+  uint z = gl_WorkGroupID.z, blk = gl_WorkGroupID.x / p.npieces;
+  // Uniform over the work group: a group past the step's blocks leaves whole, no barrier pending.
+  if (ragged() && !ragged_block(blk, z)) return;
+  const uint r0 = blk * BQ;
   const Seq sq = seq_of(z);
   const uint nrows = p.group * sq.n;
   if (r0 >= nrows) return;  // the whole work group: this sequence has fewer rows than the grid's
@@ -387,7 +431,7 @@ void main() {
     if (r >= nrows) break;
     const float l = sl[rr];
     if (p.npieces > 1u) {
-      const uint u = part_offset(slot, r, piece);
+      const uint u = part_offset(part_row(sq, z, kvh, r), piece);
       if (t == 0u) {
         part[u] = sm[rr];
         part[u + 1u] = l;

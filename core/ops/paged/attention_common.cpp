@@ -54,6 +54,35 @@ SeqPlan plan(const std::vector<int64_t>& gen_lens, const std::vector<int64_t>& g
   return p;
 }
 
+void next_step(std::vector<int64_t>& gen_lens, std::vector<int64_t>& gen_pos, bool varlen, int64_t min_len, Rng& r) {
+  const bool moves = gen_pos.size() == gen_lens.size();  // each position travels with its sequence
+  for (int64_t i = static_cast<int64_t>(gen_lens.size()) - 1; i > 0; --i) {
+    const int64_t j = r.below(i + 1);
+    std::swap(gen_lens[i], gen_lens[j]);
+    if (moves) std::swap(gen_pos[i], gen_pos[j]);
+  }
+  for (size_t s = 0; s < gen_lens.size(); ++s) {
+    if (r.below(2) == 0) continue;
+    if (varlen) {
+      if (moves) gen_pos[s] = r.below(gen_pos[s] + 1);
+    } else if (gen_lens[s] > min_len) {
+      gen_lens[s] = min_len + r.below(gen_lens[s] - min_len + 1);
+    }
+  }
+}
+
+void move_rows(std::vector<int64_t>& rows, const std::vector<int64_t>& pos, bool fa2, int64_t max_kv,
+               int64_t max_rows, Rng& r) {
+  const int64_t n = static_cast<int64_t>(rows.size());
+  if (n < 2 || pos.size() != rows.size()) return;
+  const int64_t from = r.below(n), to = (from + 1 + r.below(n - 1)) % n;
+  const int64_t room = fa2 ? (max_rows > 0 ? max_rows - rows[to] : rows[from]) : max_kv - pos[to] - rows[to];
+  const int64_t most = std::min(rows[from], room);
+  if (most <= 0) return;
+  const int64_t k = 1 + r.below(most);
+  rows[from] -= k, rows[to] += k;
+}
+
 Tolerance tolerance(const PagedPoolParams& p, DType dt, int64_t max_keys) {
   return attn::softmax_tolerance(dt, p.head_dim, p.softmax_scale(), max_keys);
 }

@@ -39,6 +39,21 @@ struct SeqPlan {
 };
 SeqPlan plan(const std::vector<int64_t>& gen_lens, const std::vector<int64_t>& gen_pos, int64_t seqs, int64_t total);
 
+// Another step of a preset's sequences (OpDef::next_step): the (length, position) pairs shuffled among
+// the sequences, then, each with probability 1/2, a decode kv length cut to at least `min_len`, or (a
+// varlen batch: gen_lens are query rows, kept) a position (pos_offsets, seq_lens) cut. Every bound the
+// parameters state still holds: the longest length, position and their sum, the rows in all, the
+// blocks the tables use.
+void next_step(std::vector<int64_t>& gen_lens, std::vector<int64_t>& gen_pos, bool varlen, int64_t min_len, Rng& r);
+
+// A ragged batch's other step (before next_step): k query rows moved from one sequence to another, the
+// rows in all kept, within the bounds the parameters state: the receiving sequence's kv (its position
+// plus its rows) at most max_kv, or (FlashAttention-2, kv = seq_lens) its rows at most max_rows. The
+// longest sequence can then grow, as a later step's may; the tables' blocks grow by one at most
+// (preset pools hold two spare).
+void move_rows(std::vector<int64_t>& rows, const std::vector<int64_t>& pos, bool fa2, int64_t max_kv,
+               int64_t max_rows, Rng& r);
+
 // The softmax attention tolerance over at most `max_keys` keys.
 Tolerance tolerance(const PagedPoolParams& p, DType dt, int64_t max_keys);
 

@@ -63,6 +63,7 @@ const Op& op_paged_batched_decode_attention() {
         paged::set_lengths(t.at("valid_kv_lens"), lens);
         paged::generate_pools(p, Layout::Ferrum, t, "block_tables", lens, r);
       },
+      .next_step = [](P& p, Rng& r) { paged::next_step(p.gen_lens, p.gen_pos, false, 0, r); },
       .reference = ref::paged_batched_decode_attention,
       .tolerance = [](const P& p, DType dt) { return paged::tolerance(p, dt, p.max_kv_len); },
       .cost = [](const P& p, DType dt) {

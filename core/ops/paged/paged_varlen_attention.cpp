@@ -164,6 +164,10 @@ OpDef<PagedVarlenParams> varlen_op(std::string name, Layout layout, Align a, std
       .generate = [layout, a](const P& p, TensorMap& t, Rng& r) {
         generate_varlen(p, layout, a, p.num_seqs, p.total_q_tokens, t, r);
       },
+      .next_step = [a](P& p, Rng& r) {
+        paged::move_rows(p.gen_lens, p.gen_pos, a == Align::SeqLensFa2, p.max_kv_len, p.max_q_len, r);
+        paged::next_step(p.gen_lens, p.gen_pos, true, 0, r);
+      },
       .reference = reference,
       .tolerance = [](const P& p, DType dt) { return paged::tolerance(p, dt, p.max_kv_len); },
       .cost = [a](const P& p, DType dt) { return varlen_cost(p, a, p.num_seqs, p.total_q_tokens, dt); },
@@ -273,6 +277,7 @@ const Op& op_paged_varlen_attention_vllm_tiled_q4() {
           t.at("tile_starts").set(static_cast<int64_t>(i), static_cast<double>(tiles[i].second));
         }
       },
+      .next_step = [](P& p, Rng& r) { paged::next_step(p.gen_lens, p.gen_pos, true, 0, r); },
       .reference = ref::paged_varlen_attention_vllm_tiled_q4,
       .tolerance = [](const P& p, DType dt) { return paged::tolerance(p, dt, p.max_kv_len); },
       .outputs = {{"out", {}, [](const P& p, const TensorMap& in, const TensorMap&, std::vector<uint8_t>& mask) {

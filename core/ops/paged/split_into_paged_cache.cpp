@@ -236,6 +236,10 @@ OpDef<V> varlen_op(std::string name, Layout layout, std::string summary, void (*
         paged::set_lengths(t.at("pos_offsets"), plan.pos);
         generate_pools(pool_of(p, layout), t, "block_tables", kv_lengths(plan.lens, plan.pos), r);
       },
+      .next_step = [](V& p, Rng& r) {
+        paged::move_rows(p.gen_lens, p.gen_pos, false, p.max_pos, 0, r);
+        paged::next_step(p.gen_lens, p.gen_pos, true, 0, r);
+      },
       .reference = reference,
       .tolerance = [](const V& p, DType dt) { return rope::tolerance(dt, p.qk_mode, p.head_dim); },
       .cost = [](const V& p, DType dt) { return rope::split_cost(as_split(p), dt); },
