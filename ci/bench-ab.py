@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A/B of two touchstone-bench binaries on a machine whose speed drifts: alternating rounds.
 
-  ci/bench-ab.py --a /tmp/bench-before --b build/bench/touchstone-bench \\
+  ci/bench-ab.py --a ../before/bench/touchstone-bench --b build/bench/touchstone-bench \\
       --filter 'flash_attention/cpu/decode_h32_kv8_hd128_ctx4096/' --rounds 8 -- --dtypes=F32,F16
 
 Each round runs both binaries on the same benchmarks, one after the other, in alternating order (A

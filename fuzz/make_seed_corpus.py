@@ -36,7 +36,7 @@ cases = {
     "huge_dim": st(dict(ok, a={"dtype": "F32", "shape": [1 << 62, 1 << 62], "data_offsets": [0, 32]}), a + b),
 }
 
-# Hostile inputs (issue 13): offsets, lengths and positions near 2^63 whose sums wrap, shape products
+# Hostile inputs: offsets, lengths and positions near 2^63 whose sums wrap, shape products
 # that wrap, a list size far beyond the tensors present, and a header that is not strict safetensors.
 # Each must be one Error line, never a crash, a hang or a huge allocation.
 BIG = (1 << 63) - 8

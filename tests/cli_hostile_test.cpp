@@ -1,4 +1,4 @@
-// The CLI on hostile input (issue 13): each case exits 1 with one line on stderr and leaves no output
+// The CLI on hostile input: each case exits 1 with one line on stderr and leaves no output
 // file (nor OUT.partial); the input case file is never replaced.
 #include <cstdio>
 #include <cstdlib>

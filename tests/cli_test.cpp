@@ -53,7 +53,7 @@ TEST(Cli, ValidCaseRunsAndChecks) {
 
 TEST(Cli, UnknownNamesAreErrors) {
   for (const char* args : {"bogus", "list --backend nope", "run x --backend reference", "list --wat",
-                           "cases --op nope", "gen gemm nocase --out /tmp/x", "golden verify --op gemm",
+                           "cases --op nope", "gen gemm nocase --out nocase.safetensors", "golden verify --op gemm",
                            "check " TOUCHSTONE_SOURCE_DIR "/fuzz/corpus/safetensors/valid_gemm --backend nope"}) {
     const Result r = run_cli(args);
     EXPECT_EQ(r.exit_code, 1) << args;

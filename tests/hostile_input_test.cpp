@@ -1,4 +1,4 @@
-// Hostile input (issue 13): values chosen to wrap 64-bit arithmetic, to make the harness allocate
+// Hostile input: values chosen to wrap 64-bit arithmetic, to make the harness allocate
 // far more than the file holds, or to slip past a lenient reader. Each must be a one-line Error
 // naming the problem, before any kernel or large allocation.
 #include <chrono>
@@ -240,7 +240,7 @@ TEST(Hostile, WorkBudget) {
 // The default budget (a quarter of physical memory) must never refuse the project's own conformance
 // cases: the largest, in its widest dtype, stays far below what a 4 GiB machine allows. Benchmark
 // presets may be model-sized: the largest is the KV cache of 32 Llama-3-8B sequences of 16k tokens
-// in F16 (2 GiB, issue 10's decode preset), which needs a machine of 8 GiB or more.
+// in F16 (2 GiB, the kv decode preset), which needs a machine of 8 GiB or more.
 TEST(Hostile, EveryPresetFitsASmallBudget) {
   for (const bool benches : {false, true}) {
     uint64_t largest = 0;
