@@ -1,6 +1,7 @@
 // The OpenCL backend: device setup on first use, per-op planners, and the Launch that replays them.
 #include "backend.h"
 
+#include <algorithm>
 #include <optional>
 
 #include "plan.h"
@@ -15,6 +16,12 @@ class ClLaunch final : public Launch {
   ClLaunch(Runtime& rt, TensorMap& io, const Problem& pr) : rt_(rt), io_(io), outputs_(pr.output_names()) {
     for (const auto& d : pr.decls)
       if (d.role != Role::Out) inputs_.push_back(d.name);
+  }
+  // Work that is no op (a device roof): `outputs` come back in finish(), every other tensor is an input.
+  ClLaunch(Runtime& rt, TensorMap& io, std::vector<std::string> outputs)
+      : rt_(rt), io_(io), outputs_(std::move(outputs)) {
+    for (const auto& [name, t] : io_)
+      if (std::find(outputs_.begin(), outputs_.end(), name) == outputs_.end()) inputs_.push_back(name);
   }
 
   std::map<std::string, DeviceTensor>& buffers() { return bufs_; }
@@ -168,9 +175,9 @@ class OpenclBackendImpl final : public Backend {
     run->c = make_roof_case(r, shape);
     run->detail = shape.detail + " on " + rt_->device_name();
     auto launch = std::make_unique<ClLaunch>(*rt_, run->c.io, run->c.outputs);
-    launch->upload();
-    static const Params kNoParams;
-    Planner planner(*rt_, kNoParams, run->c.io, launch->buffers(), DType::F32);
+    launch->allocate();
+    static const Problem kNoOp{};  // a roof's kernels: F32, no parameters, no declared tensors
+    Planner planner(*rt_, kNoOp, launch->buffers());
     plan_roof(r, shape, run->c, planner);
     launch->set_dispatches(planner.take());
     run->launch = std::move(launch);
