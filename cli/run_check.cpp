@@ -95,14 +95,7 @@ int cmd_check(const std::vector<std::string>& argv) {
   const std::string path = single_case_path(a, "check");
   Backend& b = available_backend(a);
   Case c = load_case(path);
-  const char* against = "the file's expected.* tensors";
-  if (c.expected.empty()) {
-    // A user's own case (tensors dumped from a model): the reference computes what to expect.
-    TensorMap ref = working_set(c);
-    run_case(backend("reference"), c, ref);
-    for (const auto& name : c.output_names()) c.expected.emplace(name, std::move(ref.at(name)));
-    against = "the reference (the file has no expected.* tensors)";
-  }
+  const std::string against = fill_expected(c);
   const Support s = b.supports(c);
   check(s.ok, "{} does not support {} ({}{}{}): {}", b.name(), c.op->name(), dtype_name(c.dtype),
         c.variant.empty() ? "" : ", ", c.variant, s.reason);
