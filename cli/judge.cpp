@@ -24,9 +24,10 @@ int cmd_judge(const std::vector<std::string>& argv) {
   if (auto it = outputs.metadata.find("op"); it != outputs.metadata.end())
     check(it->second == c.op->name(), "{} holds outputs of {}, but {} is a {} case", outputs_path, it->second,
           case_path, c.op->name());
-  check_output_set(c, outputs.tensors);
+  const ViewMap got = views(outputs.tensors);
+  check_output_set(c, got);
   const std::string against = fill_expected(c);
-  const Verdict v = judge_outputs(c, outputs.tensors);
+  const Verdict v = judge_outputs(c, got);
   std::cout << fmt::format("{}  against: {}\n", verdict_report("outputs=" + outputs_path, c,
                                                               std::filesystem::path(case_path).stem().string(), v),
                            against);

@@ -42,7 +42,7 @@ Verdict check_case(Backend& b, const Case& c, bool determinism) {
     v.problem = fmt::format("error: {}", e.what());
     return v;
   }
-  v = judge_outputs(c, io, &b);
+  v = judge_outputs(c, views(io), &b);
   if (determinism) {
     TensorMap again = working_set(c);
     try {
@@ -63,7 +63,7 @@ Verdict check_case(Backend& b, const Case& c, bool determinism) {
   return v;
 }
 
-Verdict judge_outputs(const Case& c, const TensorMap& got, Backend* b) {
+Verdict judge_outputs(const Case& c, const ViewMap& got, Backend* b) {
   Verdict v;
   for (const auto& [name, want] : c.expected) {
     // The backend's own tolerance where it states one (a kernel quantizing its activations), else the op's.
@@ -71,14 +71,14 @@ Verdict judge_outputs(const Case& c, const TensorMap& got, Backend* b) {
     OutputVerdict o{name, own ? *own : c.op->tolerance(c.params, c.dtype, name), {}};
     const auto it = got.find(name);
     check(it != got.end(), "no output '{}' to compare with expected.{}", name, name);
-    o.report = compare(want, it->second, o.tolerance, compared_elements(c, name));
+    o.report = compare(want.view(), it->second, o.tolerance, compared_elements(c, name));
     v.pass = v.pass && o.report.pass();
     v.outputs.push_back(std::move(o));
   }
   return v;
 }
 
-void check_output_set(const Case& c, const TensorMap& outputs) {
+void check_output_set(const Case& c, const ViewMap& outputs) {
   const std::vector<std::string> names = c.output_names();
   std::string listed;
   for (const auto& n : names) listed += (listed.empty() ? "" : ", ") + n;
@@ -89,10 +89,10 @@ void check_output_set(const Case& c, const TensorMap& outputs) {
     const auto it = outputs.find(name);
     check(it != outputs.end(), "output '{}' of {} is missing (its outputs: {})", name, c.op->name(), listed);
     const TensorDecl& d = *c.decl(name);
-    check(it->second.dtype() == d.dtype, "output '{}' is {}, but {} declares it {}", name,
-          dtype_name(it->second.dtype()), c.op->name(), d.dtype_rule_str());
-    check(it->second.shape() == d.shape, "output '{}' has shape {}, but this case's is {}", name,
-          shape_str(it->second.shape()), shape_str(d.shape));
+    check(it->second.dtype == d.dtype, "output '{}' is {}, but {} declares it {}", name,
+          dtype_name(it->second.dtype), c.op->name(), d.dtype_rule_str());
+    check(it->second.shape == d.shape, "output '{}' has shape {}, but this case's is {}", name,
+          shape_str(it->second.shape), shape_str(d.shape));
   }
 }
 

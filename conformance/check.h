@@ -35,12 +35,13 @@ Verdict check_case(Backend& b, const Case& c, bool determinism);
 // The comparison half of check_case, for outputs produced anywhere (a backend's working set, a file of
 // another program's outputs, arrays handed in from Python): every expected output of `c` against
 // `got[name]` under its tolerance (`b`'s own where it states one; without a backend, the op's) and
-// mask. `got` may hold more tensors than the outputs (a working set holds the inputs too).
-Verdict judge_outputs(const Case& c, const TensorMap& got, Backend* b = nullptr);
+// mask. `got` may hold more tensors than the outputs (a working set holds the inputs too). Views, so
+// arrays handed in are compared where they lie.
+Verdict judge_outputs(const Case& c, const ViewMap& got, Backend* b = nullptr);
 
 // Outputs that did not come from a backend of ours are checked before they are judged: exactly the
 // op's outputs by name, each with its declared dtype and shape. An Error naming the first that is not.
-void check_output_set(const Case& c, const TensorMap& outputs);
+void check_output_set(const Case& c, const ViewMap& outputs);
 
 // A case without expected.* tensors (a user's own, dumped from a model) gets the reference's outputs
 // as its expectation. Returns what the case is judged against, for the report's first line.

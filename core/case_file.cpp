@@ -1,5 +1,6 @@
 #include "core/case_file.h"
 
+#include <algorithm>
 #include <charconv>
 
 namespace ts {
@@ -70,6 +71,27 @@ SafetensorsFile case_to_file(const Op& op, const Params& p, const TensorMap& inp
 
 uint64_t case_seed(const Op& op, const std::string& case_name, DType dt) {
   return stable_hash(op.name() + "/" + case_name + "/" + std::string(dtype_name(dt)));
+}
+
+Case named_case(const Op& op, const std::string& name, const std::string& dtype, std::optional<uint64_t> seed) {
+  const CaseSpec* spec = nullptr;
+  for (const auto* list : {&op.cases(), &op.benches()})
+    for (const auto& c : *list)
+      if (c.name == name) spec = &c;
+  check(spec != nullptr, "{} has no case '{}' (touchstone cases --op {})", op.name(), name, op.name());
+  // Without a dtype: the case's first (F32 for most; a case of vLLM's F16 layout lists F16 first).
+  DType dt = spec->dtypes.empty() ? DType::F32 : spec->dtypes.front();
+  if (!dtype.empty()) {
+    const auto parsed = dtype_from_name(dtype);
+    check(parsed && (*parsed == DType::F32 || *parsed == DType::F16 || *parsed == DType::BF16),
+          "dtype must be F32, F16 or BF16, not '{}'", dtype);
+    dt = *parsed;
+    std::string listed;
+    for (DType t : spec->dtypes) listed += (listed.empty() ? "" : ", ") + std::string(dtype_name(t));
+    check(spec->dtypes.empty() || std::find(spec->dtypes.begin(), spec->dtypes.end(), dt) != spec->dtypes.end(),
+          "case '{}' of {} is not defined for {} (its dtypes: {})", spec->name, op.name(), dtype_name(dt), listed);
+  }
+  return generate_case(op, spec->params, dt, seed.value_or(case_seed(op, spec->name, dt)));
 }
 
 Case generate_case(const Op& op, const Params& p, DType dt, uint64_t seed) {

@@ -35,6 +35,11 @@ SafetensorsFile case_to_file(const Op& op, const Params& p, const TensorMap& inp
 // goldens and `touchstone gen`, so a printed seed reproduces the case anywhere.
 uint64_t case_seed(const Op& op, const std::string& case_name, DType dt);
 
+// A case of the catalog by name (a conformance case or a benchmark preset) of dtype `dtype` (one of
+// the preset's; empty: its first), generated from `seed` (none: case_seed's, the matrix's). Errors name
+// what exists. What `touchstone gen` and the Python module's case() make.
+Case named_case(const Op& op, const std::string& name, const std::string& dtype, std::optional<uint64_t> seed);
+
 // Generates a case from its description: inputs from `seed`, expected outputs from the reference.
 Case generate_case(const Op& op, const Params& p, DType dt, uint64_t seed);
 // The same for a problem already made (its parameters checked): nothing is resolved again.

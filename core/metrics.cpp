@@ -24,18 +24,18 @@ std::string Tolerance::str() const {
   return fmt::format("atol={:.3g} rtol={:.3g} ({})", atol, rtol, why);
 }
 
-ErrorReport compare(const Tensor& want, const Tensor& got, const Tolerance& tol, const std::vector<uint8_t>& compared) {
-  check(want.dtype() == got.dtype(), "dtype mismatch: want {} got {}", dtype_name(want.dtype()),
-        dtype_name(got.dtype()));
-  check(want.shape() == got.shape(), "shape mismatch: want {} got {}", shape_str(want.shape()),
-        shape_str(got.shape()));
-  check(compared.empty() || static_cast<int64_t>(compared.size()) == want.numel(),
-        "compare: {} mask flags for {} elements", compared.size(), want.numel());
+ErrorReport compare(const TensorView& want, const TensorView& got, const Tolerance& tol,
+                    const std::vector<uint8_t>& compared) {
+  check(want.dtype == got.dtype, "dtype mismatch: want {} got {}", dtype_name(want.dtype), dtype_name(got.dtype));
+  check(want.shape == got.shape, "shape mismatch: want {} got {}", shape_str(want.shape), shape_str(got.shape));
+  const int64_t numel = want.numel();
+  check(compared.empty() || static_cast<int64_t>(compared.size()) == numel,
+        "compare: {} mask flags for {} elements", compared.size(), numel);
   ErrorReport r;
-  const size_t esz = dtype_size(want.dtype());
+  const size_t esz = dtype_size(want.dtype);
   const bool elementwise = tol.metric == Metric::Allclose;
   double sq_err = 0, sq_ref = 0, worst_excess = -1;
-  for (int64_t i = 0; i < want.numel(); ++i) {
+  for (int64_t i = 0; i < numel; ++i) {
     if (!compared.empty() && !compared[static_cast<size_t>(i)]) {
       ++r.skipped;
       continue;
@@ -52,8 +52,8 @@ ErrorReport compare(const Tensor& want, const Tensor& got, const Tolerance& tol,
       if (w != 0) r.max_rel = std::max(r.max_rel, d / std::fabs(w));
       sq_err += d * d;
       sq_ref += w * w;
-      if (tol.exact() || !is_float(want.dtype())) {
-        ok = std::memcmp(want.data() + i * esz, got.data() + i * esz, esz) == 0;
+      if (tol.exact() || !is_float(want.dtype)) {
+        ok = std::memcmp(want.data + i * esz, got.data + i * esz, esz) == 0;
       } else {
         ok = !elementwise || d <= tol.atol + tol.rtol * std::fabs(w);
       }
@@ -71,7 +71,7 @@ ErrorReport compare(const Tensor& want, const Tensor& got, const Tolerance& tol,
     }
   }
   r.nmse = sq_ref > 0 ? sq_err / sq_ref : (sq_err > 0 ? INFINITY : 0);
-  if (!elementwise && is_float(want.dtype()) && r.nmse > tol.max_nmse) r.nmse_exceeded = true;
+  if (!elementwise && is_float(want.dtype) && r.nmse > tol.max_nmse) r.nmse_exceeded = true;
   return r;
 }
 
