@@ -5,13 +5,14 @@
 
 namespace ts {
 
-Case case_from_file(const SafetensorsFile& f) {
+Case case_from_file(SafetensorsFile f) {
   auto it = f.metadata.find("op");
   check(it != f.metadata.end(), "case file has no \"op\" in its metadata");
-  return case_from_file(f, op_or_throw(it->second));
+  const Op& op = op_or_throw(it->second);
+  return case_from_file(std::move(f), op);
 }
 
-Case case_from_file(const SafetensorsFile& f, const Op& op) {
+Case case_from_file(SafetensorsFile f, const Op& op) {
   auto it = f.metadata.find("op");
   check(it != f.metadata.end() && it->second == op.name(), "case file is not a case of {}", op.name());
   Case c;
@@ -24,11 +25,11 @@ Case case_from_file(const SafetensorsFile& f, const Op& op) {
     c.seed = v;
   }
   TensorMap inputs;
-  for (const auto& [name, t] : f.tensors) {
+  for (auto& [name, t] : f.tensors) {
     if (name.rfind("expected.", 0) == 0)
-      c.expected.emplace(name.substr(9), t);
+      c.expected.emplace(name.substr(9), std::move(t));
     else
-      inputs.emplace(name, t);
+      inputs.emplace(name, std::move(t));
   }
   const Params params = c.op->parse(f.metadata, &inputs);
   static_cast<Problem&>(c) = problem_of(*c.op, params, inputs, &c.expected);
@@ -39,7 +40,11 @@ Case case_from_file(const SafetensorsFile& f, const Op& op) {
     check(t.dtype() == d->dtype && t.shape() == d->shape, "expected.{}: {} {}, the op produces {} {}", name,
           dtype_name(t.dtype()), shape_str(t.shape()), dtype_name(d->dtype), shape_str(d->shape));
   }
-  TensorMap all = allocate_from_decls(c.decls);
+  // Only what the file does not hold is allocated (the outputs, poisoned); the inputs move in.
+  std::vector<TensorDecl> missing;
+  for (const auto& d : c.decls)
+    if (!inputs.count(d.name)) missing.push_back(d);
+  TensorMap all = allocate_from_decls(missing);
   for (auto& [name, t] : inputs) all[name] = std::move(t);
   c.tensors = std::move(all);
   return c;

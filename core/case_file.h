@@ -21,10 +21,10 @@ struct Case : Problem {
 
 // Parses and fully validates: unknown op, bad parameters, missing or mis-shaped tensors, indices out
 // of range, expected tensors of the wrong shape all raise Error.
-Case case_from_file(const SafetensorsFile& f);
+Case case_from_file(SafetensorsFile f);  // by value: a file read for the case moves its tensors in
 // The same for an op given by the caller (one outside the catalog: a test's, an out-of-tree one's);
 // the file's "op" must name it.
-Case case_from_file(const SafetensorsFile& f, const Op& op);
+Case case_from_file(SafetensorsFile f, const Op& op);
 Case load_case(const std::string& path);
 
 // A case as a file: inputs and in-outs from `inputs`, expected.* from `expected` (may be empty).

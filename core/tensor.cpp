@@ -101,7 +101,12 @@ void Tensor::set(int64_t i, double v) {
 }
 
 void Tensor::fill(double v) {
-  for (int64_t i = 0; i < numel_; ++i) set(i, v);
+  if (numel_ == 0) return;
+  // One element converted, then its bytes doubled across the rest: every output is poisoned this way
+  // (a 64 MB output in milliseconds, not an element at a time).
+  set(0, v);
+  const size_t esz = dtype_size(dtype_), total = nbytes();
+  for (size_t done = esz; done < total; done *= 2) std::memcpy(data() + done, data(), std::min(done, total - done));
 }
 
 std::vector<double> to_f64(const Tensor& t) {
