@@ -175,14 +175,8 @@ PYBIND11_MODULE(_touchstone, m) {
   using namespace ts;
   using namespace ts::python;
   m.doc() = "touchstone's catalog, cases, reference, backends and judge (see the package touchstone)";
-  static py::exception<Error> error(m, "Error", PyExc_ValueError);
-  py::register_exception_translator([](std::exception_ptr p) {
-    try {
-      if (p) std::rethrow_exception(p);
-    } catch (const Error& e) {
-      error(e.what());
-    }
-  });
+  // Bad input, as the CLI's one line: a ValueError, so `except ValueError` catches it too.
+  py::register_exception<Error>(m, "Error", PyExc_ValueError);
 
   m.def("ops", [] {
     std::vector<std::string> v;
@@ -259,7 +253,9 @@ PYBIND11_MODULE(_touchstone, m) {
                            params_str(pc.c.op->to_map(pc.c.params)));
       });
 
-  m.def("case", &make_case, py::arg("op"), py::arg("name"), py::arg("dtype") = "", py::arg("seed") = py::none());
+  m.def("case", &make_case, py::arg("op"), py::arg("name"), py::arg("dtype") = "", py::arg("seed") = py::none(),
+        "A generated case: `name` one of the op's cases (the matrix's seed unless `seed`; `dtype` one of its\n"
+        "dtypes, default its first, F32 for most), or a dict of parameters (a shape of one's own).");
   m.def("load", [](const std::string& path) {
     auto pc = std::make_shared<PyCase>();
     pc->name = std::filesystem::path(path).stem().string();
@@ -271,8 +267,10 @@ PYBIND11_MODULE(_touchstone, m) {
     py::gil_scoped_release unlocked;
     write_safetensors(path, case_to_file(*pc.c.op, pc.c.params, pc.c.tensors, pc.c.expected, pc.c.seed));
   });
-  m.def("reference", [](PyCase& pc) { return run_on(pc, "reference"); });
-  m.def("run", &run_on, py::arg("case"), py::arg("backend") = "cpu");
+  m.def("reference", [](PyCase& pc) { return run_on(pc, "reference"); }, py::arg("case"),
+        "The reference's outputs of the case, as a dict of arrays.");
+  m.def("run", &run_on, py::arg("case"), py::arg("backend") = "cpu",
+        "Any registered backend's outputs of the case (touchstone.backends()), as a dict of arrays.");
 
   py::class_<OutputVerdict>(m, "OutputResult")
       .def_readonly("name", &OutputVerdict::name)
