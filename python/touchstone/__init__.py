@@ -158,10 +158,16 @@ def f32_to_bf16(values):
 
 
 def as_torch(array, dtype=None):
-    """A torch tensor sharing the array's memory; dtype="BF16" reads uint16 bit patterns as bfloat16."""
+    """A torch tensor sharing the array's memory; dtype="BF16" reads uint16 bit patterns as bfloat16.
+    A case's own arrays are read-only: so is the tensor (torch cannot mark it so; do not write it)."""
+    import warnings
+
     import torch
 
-    t = torch.from_numpy(np.asarray(array))
+    a = np.asarray(array)
     if dtype == "BF16":
-        t = t.view(torch.bfloat16)
-    return t
+        a = a.view(np.int16)  # torch has no uint16: the same bits, as int16, then as bfloat16
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
+        t = torch.from_numpy(a)
+    return t.view(torch.bfloat16) if dtype == "BF16" else t

@@ -180,7 +180,7 @@ def test_torch_tensors_are_not_copied():
     torch = pytest.importorskip("torch", reason="torch is not installed (python3-torch)")
     case = touchstone.case("rms_norm", "t2_d33", dtype="BF16")
     want = touchstone.as_torch(case.expected["out"], "BF16")
-    assert want.dtype == torch.bfloat16
+    assert want.dtype == torch.bfloat16 and want.data_ptr() == case.expected["out"].ctypes.data
     result = touchstone.judge(case, {"out": want})
     assert result and result.addresses["out"] == want.data_ptr()
     f32 = touchstone.case("rms_norm", "t2_d33")
