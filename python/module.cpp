@@ -121,8 +121,8 @@ PyVerdict judge(PyCase& pc, const py::dict& outputs, const std::string& producer
   Case& c = pc.c;
   std::vector<py::array> held;
   const ViewMap got = output_views(c, outputs, held);
+  fill_expected(c);  // under the GIL: it writes the case, which other threads may hold too
   py::gil_scoped_release unlocked;
-  fill_expected(c);
   PyVerdict r{judge_outputs(c, got), {}, {}};
   r.report = verdict_report("outputs=" + producer, c, pc.name, r.v);
   for (const auto& [name, view] : got) r.addresses[name] = reinterpret_cast<uintptr_t>(view.data);
@@ -234,7 +234,7 @@ PYBIND11_MODULE(_touchstone, m) {
       })
       .def_property_readonly("expected", [](py::object self) {
         PyCase& pc = self.cast<PyCase&>();
-        { py::gil_scoped_release unlocked; fill_expected(pc.c); }
+        fill_expected(pc.c);  // under the GIL: it writes the case
         return arrays(pc.c.expected, self, false);
       })
       .def("tolerance", [](const PyCase& pc, const std::string& output) {
