@@ -82,8 +82,20 @@ for b in ${require//,/ }; do
 done
 echo "bundle-test: run.sh measures the device roofs and prints device benchmarks as fractions of them"
 
+# The Python module, where this build has one and the host's python3 has NumPy: from the bundle under
+# env -i (env.sh puts it on PYTHONPATH), then from an install.
+py_check='import touchstone as t; c = t.case("rms_norm", "t2_d33"); assert t.judge(c, t.run(c, "cpu"))'
+if ls -d "$dir"/lib/python3*/dist-packages/touchstone >/dev/null 2>&1 && /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
+  env -i PATH=/usr/bin:/bin bash -c 'source "$1/env.sh" && python3 -c "$2"' _ "$dir" "$py_check"
+  echo "bundle-test: the Python module imports from the bundle and judges a cpu run"
+fi
+
 # 3. The package, and a backend from outside the tree.
 cmake --install "$build" --prefix "$tmp/prefix" >/dev/null
+if ls -d "$tmp"/prefix/lib/python3*/dist-packages/touchstone >/dev/null 2>&1 && /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
+  PYTHONPATH=$(echo "$tmp"/prefix/lib/python3*/dist-packages) /usr/bin/python3 -c "$py_check"
+  echo "bundle-test: the Python module imports from the install"
+fi
 cmake -S "$root/examples/external_backend" -B "$tmp/example" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null
 cmake --build "$tmp/example" >/dev/null

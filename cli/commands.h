@@ -8,6 +8,7 @@ namespace ts::cli {
 int cmd_list(const std::vector<std::string>& argv);
 int cmd_run(const std::vector<std::string>& argv);
 int cmd_check(const std::vector<std::string>& argv);
+int cmd_judge(const std::vector<std::string>& argv);
 int cmd_matrix(const std::vector<std::string>& argv);
 int cmd_catalog(const std::vector<std::string>& argv);
 int cmd_cases(const std::vector<std::string>& argv);

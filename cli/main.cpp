@@ -27,6 +27,9 @@ constexpr const char* kUsage = R"(usage: touchstone <command> [options]
                                           run the op named in CASE; write every output to OUT
   check CASE --backend NAME [--device D]  compare with CASE's expected.* (or, without them, with the
                                           reference); print error figures; exit 0 pass, 1 fail
+  judge CASE OUTPUTS                      judge a file of outputs another program produced (named as
+                                          the op's outputs) against CASE's expected.* (or the
+                                          reference's) with the matrix's tolerances; exit 0 pass, 1 fail
   golden regen [--op NAME] [--dir DIR]    rewrite the golden case files and their MANIFEST
   golden verify [--dir DIR]               exit 1 unless the reference reproduces every golden file
   gguf list FILE                          a GGUF checkpoint's tensors: kind, shape, offset, bytes
@@ -71,6 +74,7 @@ int main(int argc, char** argv) {
     if (cmd == "gen") return cmd_gen(args);
     if (cmd == "run") return cmd_run(args);
     if (cmd == "check") return cmd_check(args);
+    if (cmd == "judge") return cmd_judge(args);
     if (cmd == "golden") return cmd_golden(args);
     if (cmd == "gguf") return cmd_gguf(args);
     if (cmd == "checkpoint") return cmd_checkpoint(args);

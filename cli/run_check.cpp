@@ -36,24 +36,7 @@ int cmd_gen(const std::vector<std::string>& argv) {
   Args a(argv, {"out", "dtype", "seed"}, {});
   check(a.positional().size() == 2, "gen takes an op and a case name (touchstone cases lists them)");
   const Op& op = op_or_throw(a.positional()[0]);
-  const CaseSpec* spec = nullptr;
-  for (const auto* list : {&op.cases(), &op.benches()})
-    for (const auto& c : *list)
-      if (c.name == a.positional()[1]) spec = &c;
-  check(spec != nullptr, "{} has no case '{}' (touchstone cases --op {})", op.name(), a.positional()[1], op.name());
-  // Without --dtype: the case's first dtype (F32 for most; a case of vLLM's F16 layout lists F16 first).
-  DType dt = spec->dtypes.empty() ? DType::F32 : spec->dtypes.front();
-  if (auto d = a.get("dtype")) {
-    auto parsed = dtype_from_name(*d);
-    check(parsed && (*parsed == DType::F32 || *parsed == DType::F16 || *parsed == DType::BF16),
-          "--dtype must be F32, F16 or BF16, not '{}'", *d);
-    dt = *parsed;
-    std::string listed;
-    for (DType t : spec->dtypes) listed += (listed.empty() ? "" : ", ") + std::string(dtype_name(t));
-    check(spec->dtypes.empty() || std::find(spec->dtypes.begin(), spec->dtypes.end(), dt) != spec->dtypes.end(),
-          "case '{}' of {} is not defined for {} (its dtypes: {})", spec->name, op.name(), dtype_name(dt), listed);
-  }
-  uint64_t seed = case_seed(op, spec->name, dt);
+  std::optional<uint64_t> seed;
   if (auto s = a.get("seed")) {
     try {
       size_t used = 0;
@@ -65,9 +48,10 @@ int cmd_gen(const std::vector<std::string>& argv) {
   }
   const std::string out = a.require("out");
   check(!out.empty(), "--out is empty: give the output file's name");
-  const Case c = generate_case(op, spec->params, dt, seed);
+  const Case c = named_case(op, a.positional()[1], a.get("dtype").value_or(""), seed);
   write_safetensors(out, case_to_file(op, c.params, c.tensors, c.expected, c.seed));
-  std::cout << fmt::format("wrote {} ({} {} {}, seed {})\n", out, op.name(), spec->name, dtype_name(dt), seed);
+  std::cout << fmt::format("wrote {} ({} {} {}, seed {})\n", out, op.name(), a.positional()[1], dtype_name(c.dtype),
+                           c.seed.value_or(0));
   return 0;
 }
 
@@ -95,14 +79,7 @@ int cmd_check(const std::vector<std::string>& argv) {
   const std::string path = single_case_path(a, "check");
   Backend& b = available_backend(a);
   Case c = load_case(path);
-  const char* against = "the file's expected.* tensors";
-  if (c.expected.empty()) {
-    // A user's own case (tensors dumped from a model): the reference computes what to expect.
-    TensorMap ref = working_set(c);
-    run_case(backend("reference"), c, ref);
-    for (const auto& name : c.output_names()) c.expected.emplace(name, std::move(ref.at(name)));
-    against = "the reference (the file has no expected.* tensors)";
-  }
+  const std::string against = fill_expected(c);
   // A "no" from supports() and a refusal at plan or launch time read the same.
   const auto refuse = [&](const std::string& reason) {
     fail("{} does not support {} ({}{}{}): unsupported: {}", b.name(), c.op->name(), dtype_name(c.dtype),

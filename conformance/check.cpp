@@ -1,9 +1,10 @@
 #include "conformance/check.h"
 
-#include "core/unsupported.h"
-
+#include <algorithm>
 #include <cstring>
 #include <map>
+
+#include "core/unsupported.h"
 
 namespace ts {
 
@@ -26,6 +27,11 @@ bool same_bits(const Tensor& x, const Tensor& y, const std::vector<uint8_t>& com
     if (compared[i] && std::memcmp(x.data() + i * esz, y.data() + i * esz, esz) != 0) return false;
   return true;
 }
+// The elements of `output` the op's definition writes (empty: all of them).
+std::vector<uint8_t> compared_elements(const Case& c, const std::string& output) {
+  if (!c.expected.count(output)) return {};
+  return c.op->compared(c.params, output, c.tensors, c.expected);
+}
 }  // namespace
 
 Verdict check_case(Backend& b, const Case& c, bool determinism) {
@@ -43,17 +49,7 @@ Verdict check_case(Backend& b, const Case& c, bool determinism) {
     v.problem = fmt::format("error: {}", e.what());
     return v;
   }
-  std::map<std::string, std::vector<uint8_t>> masks;  // per output: the elements compared (empty: all)
-  for (const auto& name : c.output_names())
-    if (c.expected.count(name)) masks[name] = c.op->compared(c.params, name, c.tensors, c.expected);
-  for (const auto& [name, want] : c.expected) {
-    // The backend's own tolerance where it states one (a kernel quantizing its activations), else the op's.
-    const std::optional<Tolerance> own = b.tolerance(c, name);
-    OutputVerdict o{name, own ? *own : c.op->tolerance(c.params, c.dtype, name), {}};
-    o.report = compare(want, io.at(name), o.tolerance, masks[name]);
-    v.pass = v.pass && o.report.pass();
-    v.outputs.push_back(std::move(o));
-  }
+  v = judge_outputs(c, views(io), &b);
   if (determinism) {
     TensorMap again = working_set(c);
     try {
@@ -65,13 +61,59 @@ Verdict check_case(Backend& b, const Case& c, bool determinism) {
     }
     for (const auto& name : c.output_names()) {
       const Tensor &x = io.at(name), &y = again.at(name);
-      if (!same_bits(x, y, masks[name])) {
+      if (!same_bits(x, y, compared_elements(c, name))) {
         v.pass = false;
         v.problem = fmt::format("non-deterministic: output '{}' differs between two runs of the same case", name);
       }
     }
   }
   return v;
+}
+
+Verdict judge_outputs(const Case& c, const ViewMap& got, Backend* b) {
+  Verdict v;
+  for (const auto& [name, want] : c.expected) {
+    // The backend's own tolerance where it states one (a kernel quantizing its activations), else the op's.
+    const std::optional<Tolerance> own = b ? b->tolerance(c, name) : std::nullopt;
+    OutputVerdict o{name, own ? *own : c.op->tolerance(c.params, c.dtype, name), {}};
+    const auto it = got.find(name);
+    check(it != got.end(), "no output '{}' to compare with expected.{}", name, name);
+    o.report = compare(want.view(), it->second, o.tolerance, compared_elements(c, name));
+    v.pass = v.pass && o.report.pass();
+    v.outputs.push_back(std::move(o));
+  }
+  return v;
+}
+
+void check_output_set(const Case& c, const ViewMap& outputs) {
+  const std::vector<std::string> names = c.output_names();
+  std::string listed;
+  for (const auto& n : names) listed += (listed.empty() ? "" : ", ") + n;
+  for (const auto& [name, t] : outputs)
+    check(std::find(names.begin(), names.end(), name) != names.end(),
+          "'{}' is not an output of {} (its outputs: {})", name, c.op->name(), listed);
+  for (const auto& name : names) {
+    const auto it = outputs.find(name);
+    check(it != outputs.end(), "output '{}' of {} is missing (its outputs: {})", name, c.op->name(), listed);
+    const TensorDecl& d = *c.decl(name);
+    check(it->second.dtype == d.dtype, "output '{}' is {}, but {} declares it {}", name,
+          dtype_name(it->second.dtype), c.op->name(), d.dtype_rule_str());
+    check(it->second.shape == d.shape, "output '{}' has shape {}, but this case's is {}", name,
+          shape_str(it->second.shape), shape_str(d.shape));
+  }
+}
+
+std::string fill_expected(Case& c) {
+  if (!c.expected.empty()) return "the case's expected.* tensors";
+  TensorMap ref = working_set(c);
+  run_case(backend("reference"), c, ref);
+  for (const auto& name : c.output_names()) c.expected.emplace(name, std::move(ref.at(name)));
+  return "the reference (the case has no expected.* tensors)";
+}
+
+std::string verdict_report(const std::string& producer, const Case& c, const std::string& case_name, const Verdict& v) {
+  return fmt::format("{} op={} case={} dtype={} seed={}\n  params: {}\n{}", producer, c.op->name(), case_name,
+                     dtype_name(c.dtype), c.seed.value_or(0), params_str(c.metadata), v.describe(true));
 }
 
 Outcome classify(const Verdict& v, const KnownFailure* known) {

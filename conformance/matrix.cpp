@@ -40,11 +40,9 @@ void report_failure(const Options& opt, const std::string& test_name, Tier tier,
   } catch (const Error& e) {
     file = fmt::format("(could not write the case: {})", e.what());
   }
-  ADD_FAILURE() << fmt::format(
-      "backend={} op={} case={} dtype={} seed={}\n  params: {}\n{}"
-      "  rerun:  {}\n  case:   {}  (touchstone check {} --backend {})",
-      b.name(), c.op->name(), case_name, dtype_name(c.dtype), c.seed.value_or(0), params_str(c.metadata),
-      v.describe(true), rerun_command(opt, test_name, tier), file, file, b.name());
+  ADD_FAILURE() << verdict_report("backend=" + b.name(), c, case_name, v)
+                << fmt::format("  rerun:  {}\n  case:   {}  (touchstone check {} --backend {})",
+                               rerun_command(opt, test_name, tier), file, file, b.name());
 }
 
 // Runs a case, then applies the known-failure list and prints the repro on failure.

@@ -1,18 +1,20 @@
 #include "core/case_file.h"
 
-#include "core/memory_budget.h"
-
+#include <algorithm>
 #include <charconv>
+
+#include "core/memory_budget.h"
 
 namespace ts {
 
-Case case_from_file(const SafetensorsFile& f) {
+Case case_from_file(SafetensorsFile f) {
   auto it = f.metadata.find("op");
   check(it != f.metadata.end(), "case file has no \"op\" in its metadata");
-  return case_from_file(f, op_or_throw(it->second));
+  const Op& op = op_or_throw(it->second);
+  return case_from_file(std::move(f), op);
 }
 
-Case case_from_file(const SafetensorsFile& f, const Op& op) {
+Case case_from_file(SafetensorsFile f, const Op& op) {
   auto it = f.metadata.find("op");
   check(it != f.metadata.end() && it->second == op.name(), "case file is not a case of {}", op.name());
   Case c;
@@ -25,11 +27,11 @@ Case case_from_file(const SafetensorsFile& f, const Op& op) {
     c.seed = v;
   }
   TensorMap inputs;
-  for (const auto& [name, t] : f.tensors) {
+  for (auto& [name, t] : f.tensors) {
     if (name.rfind("expected.", 0) == 0)
-      c.expected.emplace(name.substr(9), t);
+      c.expected.emplace(name.substr(9), std::move(t));
     else
-      inputs.emplace(name, t);
+      inputs.emplace(name, std::move(t));
   }
   const Params params = c.op->parse(f.metadata, &inputs);
   static_cast<Problem&>(c) = problem_of(*c.op, params, inputs, &c.expected);
@@ -40,7 +42,11 @@ Case case_from_file(const SafetensorsFile& f, const Op& op) {
     check(t.dtype() == d->dtype && t.shape() == d->shape, "expected.{}: {} {}, the op produces {} {}", name,
           dtype_name(t.dtype()), shape_str(t.shape()), dtype_name(d->dtype), shape_str(d->shape));
   }
-  TensorMap all = allocate_from_decls(c.decls);  // weighed against the memory budget first
+  // Only what the file does not hold is allocated (the outputs, poisoned); the inputs move in.
+  std::vector<TensorDecl> missing;
+  for (const auto& d : c.decls)
+    if (!inputs.count(d.name)) missing.push_back(d);
+  TensorMap all = allocate_from_decls(missing);  // weighed against the memory budget first
   check_work_budget(c);                          // before the reference or any backend runs it
   for (auto& [name, t] : inputs) all[name] = std::move(t);
   c.tensors = std::move(all);
@@ -73,6 +79,27 @@ SafetensorsFile case_to_file(const Op& op, const Params& p, const TensorMap& inp
 
 uint64_t case_seed(const Op& op, const std::string& case_name, DType dt) {
   return stable_hash(op.name() + "/" + case_name + "/" + std::string(dtype_name(dt)));
+}
+
+Case named_case(const Op& op, const std::string& name, const std::string& dtype, std::optional<uint64_t> seed) {
+  const CaseSpec* spec = nullptr;
+  for (const auto* list : {&op.cases(), &op.benches()})
+    for (const auto& c : *list)
+      if (c.name == name) spec = &c;
+  check(spec != nullptr, "{} has no case '{}' (touchstone cases --op {})", op.name(), name, op.name());
+  // Without a dtype: the case's first (F32 for most; a case of vLLM's F16 layout lists F16 first).
+  DType dt = spec->dtypes.empty() ? DType::F32 : spec->dtypes.front();
+  if (!dtype.empty()) {
+    const auto parsed = dtype_from_name(dtype);
+    check(parsed && (*parsed == DType::F32 || *parsed == DType::F16 || *parsed == DType::BF16),
+          "dtype must be F32, F16 or BF16, not '{}'", dtype);
+    dt = *parsed;
+    std::string listed;
+    for (DType t : spec->dtypes) listed += (listed.empty() ? "" : ", ") + std::string(dtype_name(t));
+    check(spec->dtypes.empty() || std::find(spec->dtypes.begin(), spec->dtypes.end(), dt) != spec->dtypes.end(),
+          "case '{}' of {} is not defined for {} (its dtypes: {})", spec->name, op.name(), dtype_name(dt), listed);
+  }
+  return generate_case(op, spec->params, dt, seed.value_or(case_seed(op, spec->name, dt)));
 }
 
 Case generate_case(const Op& op, const Params& p, DType dt, uint64_t seed) {

@@ -43,7 +43,11 @@ struct ErrorReport {
 
 // Shapes and dtypes must match (an Error otherwise). Exact tolerances and integer dtypes compare
 // bits. `compared`, when not empty, has one flag per element: 0 skips it.
-ErrorReport compare(const Tensor& want, const Tensor& got, const Tolerance& tol,
+ErrorReport compare(const TensorView& want, const TensorView& got, const Tolerance& tol,
                     const std::vector<uint8_t>& compared = {});
+inline ErrorReport compare(const Tensor& want, const Tensor& got, const Tolerance& tol,
+                           const std::vector<uint8_t>& compared = {}) {
+  return compare(want.view(), got.view(), tol, compared);
+}
 
 }  // namespace ts

@@ -60,20 +60,29 @@ bool Tensor::guards_intact() const {
   return ok(storage(), kGuardBytes) && ok(data() + nbytes(), kGuardBytes);
 }
 
-double Tensor::get(int64_t i) const {
-  switch (dtype_) {
-    case DType::F32: return as<float>()[i];
-    case DType::F16: return f16_to_f32(as<uint16_t>()[i]);
-    case DType::BF16: return bf16_to_f32(as<uint16_t>()[i]);
-    case DType::F64: return as<double>()[i];
-    case DType::F8_E4M3: return f8e4m3_to_f32(as<uint8_t>()[i]);
-    case DType::I32: return as<int32_t>()[i];
-    case DType::U32: return as<uint32_t>()[i];
-    case DType::I8: return as<int8_t>()[i];
-    case DType::U8: return as<uint8_t>()[i];
-    case DType::I64: return static_cast<double>(as<int64_t>()[i]);
+double element_f64(DType t, const std::byte* data, int64_t i) {
+  const auto at = [&](auto zero) { return reinterpret_cast<const decltype(zero)*>(data)[i]; };
+  switch (t) {
+    case DType::F32: return at(float{});
+    case DType::F16: return f16_to_f32(at(uint16_t{}));
+    case DType::BF16: return bf16_to_f32(at(uint16_t{}));
+    case DType::F64: return at(double{});
+    case DType::F8_E4M3: return f8e4m3_to_f32(at(uint8_t{}));
+    case DType::I32: return at(int32_t{});
+    case DType::U32: return at(uint32_t{});
+    case DType::I8: return at(int8_t{});
+    case DType::U8: return at(uint8_t{});
+    case DType::I64: return static_cast<double>(at(int64_t{}));
   }
   return 0;
+}
+
+double Tensor::get(int64_t i) const { return element_f64(dtype_, data(), i); }
+
+ViewMap views(const TensorMap& m) {
+  ViewMap v;
+  for (const auto& [name, t] : m) v.emplace(name, t.view());
+  return v;
 }
 
 void Tensor::set(int64_t i, double v) {
@@ -92,7 +101,12 @@ void Tensor::set(int64_t i, double v) {
 }
 
 void Tensor::fill(double v) {
-  for (int64_t i = 0; i < numel_; ++i) set(i, v);
+  if (numel_ == 0) return;
+  // One element converted, then its bytes doubled across the rest: every output is poisoned this way
+  // (a 64 MB output in milliseconds, not an element at a time).
+  set(0, v);
+  const size_t esz = dtype_size(dtype_), total = nbytes();
+  for (size_t done = esz; done < total; done *= 2) std::memcpy(data() + done, data(), std::min(done, total - done));
 }
 
 std::vector<double> to_f64(const Tensor& t) {

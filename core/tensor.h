@@ -35,6 +35,19 @@ template <class T> struct CacheLineAllocator {
 std::string shape_str(const Shape& s);  // "[2,3,4]"
 int64_t shape_numel(const Shape& s);
 
+// Element i of `data` holding dtype `t`, as a double (float dtypes through F32, F64 as it is).
+double element_f64(DType t, const std::byte* data, int64_t i);
+
+// A read-only look at elements that live elsewhere: a Tensor's, or an array handed in from Python. The
+// judge compares views, so outputs produced outside the harness are compared where they lie, uncopied.
+struct TensorView {
+  DType dtype = DType::F32;
+  Shape shape;
+  const std::byte* data = nullptr;
+  int64_t numel() const { return shape_numel(shape); }
+  double get(int64_t i) const { return element_f64(dtype, data, i); }
+};
+
 inline constexpr size_t kGuardBytes = 4096;
 inline constexpr uint8_t kGuardByte = 0xA5;
 
@@ -62,6 +75,7 @@ class Tensor {
   size_t storage_bytes() const { return numel_ ? storage_.size() : 2 * kGuardBytes; }
 
   bool guards_intact() const;
+  TensorView view() const { return {dtype_, shape_, data()}; }
   // Element access for float dtypes, converting through F32 (F64 through double).
   double get(int64_t i) const;
   void set(int64_t i, double v);  // rounds to nearest even into the dtype
@@ -76,6 +90,8 @@ class Tensor {
 };
 
 using TensorMap = std::map<std::string, Tensor>;
+using ViewMap = std::map<std::string, TensorView>;
+ViewMap views(const TensorMap& m);
 
 // Reads every element of a float tensor into doubles / writes them back with rounding.
 std::vector<double> to_f64(const Tensor& t);

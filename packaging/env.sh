@@ -12,6 +12,11 @@
 ts_root=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 export PATH="$ts_root/bin${PATH:+:$PATH}"
 export LD_LIBRARY_PATH="$ts_root/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# The Python module touchstone, when the bundle has one (built for one Python minor version: its folder
+# says which).
+for ts_py in "$ts_root"/lib/python3*/dist-packages; do
+  [ -d "$ts_py/touchstone" ] && export PYTHONPATH="$ts_py${PYTHONPATH:+:$PYTHONPATH}"
+done
 
 # Every binary must load with the host's C++ runtime (there, and no "version `GLIBCXX_...' not
 # found"), else the bundled one goes first.
