@@ -164,6 +164,7 @@ std::string outcome_name(Outcome o) {
     case Outcome::Fail: return "fail";
     case Outcome::Known: return "known";
     case Outcome::UnexpectedPass: return "unexpected_pass";
+    case Outcome::Unsupported: return "unsupported";  // a backend refused the case when it ran it
   }
   return "fail";
 }

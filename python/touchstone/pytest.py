@@ -68,6 +68,8 @@ def judge(request, case):
         outcome = result.outcome(known=known is not None)
         if outcome == "pass":
             return result
+        if outcome == "unsupported":
+            pytest.skip(result.report)
         if outcome == "known":
             pytest.xfail(f"known failure: {known}\n{result.report}")
         if outcome == "unexpected_pass":
