@@ -6,6 +6,7 @@
 #include <memory>
 
 #include <benchmark/benchmark.h>
+#include <fmt/format.h>
 
 #include "core/error.h"
 
@@ -70,9 +71,10 @@ std::string filter_with_capped(const std::string& filter, const std::vector<std:
   std::string alt;
   for (const std::string& listed : capped) {
     check(listed.size() > suffix.size() && listed.ends_with(suffix), "capped benchmark '{}' is not manual-time", listed);
-    alt += (alt.empty() ? "" : "|") + escaped(listed.substr(0, listed.size() - suffix.size()));
+    if (!alt.empty()) alt += '|';
+    alt += escaped(listed.substr(0, listed.size() - suffix.size()));
   }
-  return "(" + filter + ")|^(" + alt + ")/iterations:[0-9]+/manual_time$";
+  return fmt::format("({})|^({})/iterations:[0-9]+/manual_time$", filter, alt);
 }
 
 size_t run_with_stable_names(const Options& o, const std::vector<std::string>& capped) {
