@@ -3,6 +3,8 @@
 // names and the case file's metadata keys.
 #include <cstdint>
 
+#include "core/checked.h"
+
 #include "core/kinds.h"
 
 namespace ts {
@@ -40,7 +42,7 @@ struct GemmQuantFusedParams {
   }
   int64_t total_rows() const {
     int64_t s = 0;
-    for (int i = 0; i < parts(); ++i) s += n_rows[i];
+    for (int i = 0; i < parts(); ++i) s = checked::add(s, n_rows[i], "the parts' n_rows summed");
     return s;
   }
   template <class V> void fields(V& v) {

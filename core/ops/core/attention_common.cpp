@@ -11,6 +11,9 @@ KeyRange visible(int64_t pos, int64_t kv_len, bool causal, int64_t sliding_windo
   KeyRange r{0, kv_len};
   if (causal) r.end = std::min(r.end, next);
   if (sliding_window > 0) r.begin = std::max<int64_t>(0, next - sliding_window);
+  // A query past every key (a window that starts after kv_len) sees none: an empty range at its end,
+  // never a begin past the keys for a caller to offset a pointer by.
+  r.begin = std::min(r.begin, r.end);
   return r;
 }
 
