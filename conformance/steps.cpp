@@ -51,22 +51,15 @@ void check_same_shapes(const Problem& prepared, const Problem& step) {
   }
 }
 
-// Judges the outputs of one step as check_case does: each expected output under its tolerance (the
-// backend's own where it states one), unwritten elements skipped, guard zones intact.
+// Judges the outputs of one step as check_case does (judge_outputs: each expected output under its
+// tolerance, the backend's own where it states one, unwritten elements skipped), guard zones intact.
 Verdict judge_step(Backend& b, const Case& c, const TensorMap& io) {
-  Verdict v;
+  Verdict v = judge_outputs(c, views(io), &b);
   for (const auto& name : c.output_names())
     if (!io.at(name).guards_intact()) {
       v.pass = false;
       v.problem = fmt::format("write outside tensor '{}' (guard zone overwritten)", name);
     }
-  for (const auto& [name, want] : c.expected) {
-    const std::optional<Tolerance> own = b.tolerance(c, name);
-    OutputVerdict o{name, own ? *own : c.op->tolerance(c.params, c.dtype, name), {}};
-    o.report = compare(want, io.at(name), o.tolerance, c.op->compared(c.params, name, c.tensors, c.expected));
-    v.pass = v.pass && o.report.pass();
-    v.outputs.push_back(std::move(o));
-  }
   return v;
 }
 

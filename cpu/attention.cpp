@@ -39,6 +39,29 @@ constexpr int64_t kSplitLongKeys = 1024;
 // Merges of fewer partial-state floats than this run on the calling thread (see AttentionRun::run).
 constexpr size_t kSerialMergeFloats = size_t{1} << 16;
 
+// A query row's index in q / out (rows of hd) and the keys it sees.
+struct HeadRow {
+  int64_t row;
+  attn::KeyRange keys;
+};
+
+// The rows of kv head kh's `group` query heads at positions [0, q_len) over one affine K/V view, in
+// blocks of as many positions as fill kRowsPerBlock rows (a block shares each K/V load among its rows).
+// `row_of(h, i)` places head h's position i: head-major (flash_attention) or token-major (gqa_attention).
+template <class RowOf>
+void add_head_rows(AttentionRun& run, const KvView& kv, int64_t kh, int64_t group, int64_t q_len, const float* q,
+                   std::byte* out, int64_t hd, size_t es, RowOf row_of) {
+  const int64_t positions = std::max<int64_t>(1, kRowsPerBlock / group);
+  for (int64_t i0 = 0; i0 < q_len; i0 += positions) {
+    run.block(kv);
+    for (int64_t h = kh * group; h < (kh + 1) * group; ++h)
+      for (int64_t i = i0; i < std::min(q_len, i0 + positions); ++i) {
+        const HeadRow r = row_of(h, i);
+        run.row(q + r.row * hd, r.keys.begin, r.keys.end, out + r.row * hd * es);
+      }
+  }
+}
+
 void flash_attention(const FlashAttentionParams& p, TensorMap& t) {
   const Tensor& k = tensor(t, "k");
   const Tensor& v = tensor(t, "v");
@@ -47,21 +70,15 @@ void flash_attention(const FlashAttentionParams& p, TensorMap& t) {
   const size_t es = dtype_size(dt);
   const std::vector<float> q = widen_all(tensor(t, "q"));
   const int64_t group = p.num_heads / p.num_kv_heads, S = p.kv_rows(), hd = p.head_dim;
-  const int64_t positions = std::max<int64_t>(1, kRowsPerBlock / group);
   AttentionRun run(dt, dt, p.scale);
   for (int64_t b = 0; b < p.batch; ++b)
     for (int64_t kh = 0; kh < p.num_kv_heads; ++kh) {
       const int64_t kv_off = (b * p.num_kv_heads + kh) * S * hd;
       const KvView kv{k.data() + kv_off * es, hd, nullptr, 0, v.data() + kv_off * es, hd, hd, 0, hd};
-      for (int64_t i0 = 0; i0 < p.q_len; i0 += positions) {
-        run.block(kv);
-        for (int64_t h = kh * group; h < (kh + 1) * group; ++h)
-          for (int64_t i = i0; i < std::min(p.q_len, i0 + positions); ++i) {
-            const attn::KeyRange vis = attn::visible(p.pos_offset + i, p.kv_len, p.causal, p.sliding_window);
-            const int64_t row = (b * p.num_heads + h) * p.q_len + i;
-            run.row(q.data() + row * hd, vis.begin, vis.end, out.data() + row * hd * es);
-          }
-      }
+      add_head_rows(run, kv, kh, group, p.q_len, q.data(), out.data(), hd, es, [&](int64_t h, int64_t i) {
+        return HeadRow{(b * p.num_heads + h) * p.q_len + i,
+                       attn::visible(p.pos_offset + i, p.kv_len, p.causal, p.sliding_window)};
+      });
     }
   run.run();
 }
@@ -103,19 +120,12 @@ void gqa_attention(const GqaAttentionParams& p, TensorMap& t) {
   const size_t es = dtype_size(dt);
   const std::vector<float> q = widen_all(tensor(t, "q"));
   const int64_t group = p.num_heads / p.num_kv_heads, hd = p.head_dim, row_stride = p.num_kv_heads * hd;
-  const int64_t positions = std::max<int64_t>(1, kRowsPerBlock / group);
   AttentionRun run(dt, dt, attn::inv_sqrt(double(hd)));
   for (int64_t kh = 0; kh < p.num_kv_heads; ++kh) {
     const KvView kv{k.data() + kh * hd * es, row_stride, nullptr, 0, v.data() + kh * hd * es, row_stride, hd, 0, hd};
-    for (int64_t i0 = 0; i0 < p.seq_q; i0 += positions) {
-      run.block(kv);
-      for (int64_t h = kh * group; h < (kh + 1) * group; ++h)
-        for (int64_t i = i0; i < std::min(p.seq_q, i0 + positions); ++i) {
-          const attn::KeyRange vis = attn::visible(p.pos_offset() + i, p.seq_kv, p.causal, 0);
-          const int64_t row = i * p.num_heads + h;
-          run.row(q.data() + row * hd, vis.begin, vis.end, out.data() + row * hd * es);
-        }
-    }
+    add_head_rows(run, kv, kh, group, p.seq_q, q.data(), out.data(), hd, es, [&](int64_t h, int64_t i) {
+      return HeadRow{i * p.num_heads + h, attn::visible(p.pos_offset() + i, p.seq_kv, p.causal, 0)};
+    });
   }
   run.run();
 }

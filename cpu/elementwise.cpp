@@ -42,19 +42,6 @@ template <class T> void SiluMul(const T* HWY_RESTRICT gate, const T* HWY_RESTRIC
   for (; i < n; ++i) out[i] = from_f<T>(SiluF32(to_f(gate[i])) * to_f(up[i]));
 }
 
-void Silu(DType dt, const void* x, void* out, int64_t n) {
-  visit_float(dt, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T* xt = static_cast<const T*>(x);
-    T* o = static_cast<T*>(out);
-    const DF d;
-    const int64_t N = hn::Lanes(d);
-    int64_t i = 0;
-    for (; i + N <= n; i += N) StoreF(d, SiluF32(d, LoadF(d, xt + i)), o + i);
-    for (; i < n; ++i) o[i] = from_f<T>(SiluF32(to_f(xt[i])));
-  });
-}
-
 // out[i] = a[i] (+ or *) b[i * b_step] over n elements: b_step 1 walks a row of b, 0 repeats its one
 // element (b broadcast along the row). One F32 operation, one rounding.
 template <bool kMul, class T>
@@ -131,7 +118,9 @@ HWY_INLINE VF GeluF32(DF d, VF x) {
   return hn::Mul(x, hn::IfThenElse(is_near, phi_near, phi_far));
 }
 
-void Gelu(DType dt, const void* x, void* out, int64_t n) {
+// out[i] = F(x[i]) over n elements of dtype dt, every element by the same vector formula (the last
+// partial vector through a padded buffer), so an element's result does not depend on where it lies.
+template <class F> void MapUnary(DType dt, const void* x, void* out, int64_t n) {
   visit_float(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* xt = static_cast<const T*>(x);
@@ -139,15 +128,25 @@ void Gelu(DType dt, const void* x, void* out, int64_t n) {
     const DF d;
     const int64_t N = hn::Lanes(d);
     int64_t i = 0;
-    for (; i + N <= n; i += N) StoreF(d, GeluF32(d, LoadF(d, xt + i)), o + i);
-    if (i < n) {  // the last partial vector, through a padded buffer: one formula for every element
+    for (; i + N <= n; i += N) StoreF(d, F::Apply(d, LoadF(d, xt + i)), o + i);
+    if (i < n) {
       HWY_ALIGN float buf[hn::MaxLanes(DF())] = {};
       for (int64_t k = 0; k < n - i; ++k) buf[k] = to_f(xt[i + k]);
-      hn::Store(GeluF32(d, hn::Load(d, buf)), d, buf);
+      hn::Store(F::Apply(d, hn::Load(d, buf)), d, buf);
       for (int64_t k = 0; k < n - i; ++k) o[i + k] = from_f<T>(buf[k]);
     }
   });
 }
+
+struct SiluOp {
+  static HWY_INLINE VF Apply(DF d, VF x) { return SiluF32(d, x); }
+};
+struct GeluOp {
+  static HWY_INLINE VF Apply(DF d, VF x) { return GeluF32(d, x); }
+};
+
+void Silu(DType dt, const void* x, void* out, int64_t n) { MapUnary<SiluOp>(dt, x, out, n); }
+void Gelu(DType dt, const void* x, void* out, int64_t n) { MapUnary<GeluOp>(dt, x, out, n); }
 
 }  // namespace ts::cpu::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
