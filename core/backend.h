@@ -90,10 +90,6 @@ class Backend {
   virtual std::unique_ptr<RoofRun> prepare_roof(Roof r);
 };
 
-// Bytes a device backend writes to evict its caches: several times an H100's 50 MB L2 (a GPU whose
-// last-level cache passes 128 MB would need more).
-inline constexpr size_t kDeviceEvictBytes = size_t{256} << 20;
-
 // The dtype gate every device backend starts from: each tensor's dtype must be one the backend's
 // kernels handle (`handled`), else a "no" naming the tensor and its dtype.
 Support dtypes_handled(const Problem& pr, std::initializer_list<DType> handled, std::string_view backend);

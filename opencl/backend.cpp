@@ -141,19 +141,14 @@ class OpenclBackendImpl final : public Backend {
     return launch;
   }
 
-  // A fill of kDeviceEvictBytes through the device's caches. CPU drivers (PoCL) use the host's.
+  // The read roof's stream through the device's caches (see the Vulkan backend: an eviction by reads
+  // leaves clean lines, where a fill left dirty ones for the timed kernel to write back). CPU drivers
+  // (PoCL) use the host's.
   bool evict_device_caches() override {
     open();
     if (!rt_ || rt_->limits().cpu) return false;
-    cl_int rc = CL_SUCCESS;
-    if (!evict_.get()) {
-      evict_ = Mem(clCreateBuffer(rt_->context(), CL_MEM_READ_WRITE, kDeviceEvictBytes, nullptr, &rc));
-      CL_CHECK(rc);
-    }
-    const cl_uint value = ++evict_count_;
-    CL_CHECK(clEnqueueFillBuffer(rt_->queue(), evict_.get(), &value, sizeof value, 0, kDeviceEvictBytes, 0, nullptr,
-                                 nullptr));
-    CL_CHECK(clFinish(rt_->queue()));
+    if (!evict_) evict_ = prepare_roof(Roof::read);
+    evict_->launch->execute();
     return true;
   }
 
@@ -200,8 +195,7 @@ class OpenclBackendImpl final : public Backend {
   bool tried_ = false;
   std::unique_ptr<Runtime> rt_;
   std::string why_;
-  Mem evict_;  // evict_device_caches' target, allocated on first use; released before rt_'s context
-  cl_uint evict_count_ = 0;
+  std::unique_ptr<RoofRun> evict_;  // evict_device_caches' read stream, prepared on first use; released before rt_
 };
 
 }  // namespace

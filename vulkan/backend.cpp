@@ -177,14 +177,15 @@ class VulkanImpl final : public Backend {
     return ctx_->info().subgroup_arithmetic && !(v && std::strcmp(v, "0") == 0);
   }
 
-  // A fill of kDeviceEvictBytes through the device's caches. CPU drivers (lavapipe) use the host's.
+  // The read roof's stream (1 GiB, several times any GPU's last-level cache) through the device's
+  // caches: an eviction by reads leaves clean lines, as the weights of the kernels before it do in a
+  // real decode step. An eviction by writes (a fill) left the L2 full of dirty lines, which the timed
+  // kernel then had to write back while it read. CPU drivers (lavapipe) use the host's.
   bool evict_device_caches() override {
     init();
     if (!ctx_ || ctx_->info().props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) return false;
-    if (evict_.size() == 0) evict_ = Buffer(*ctx_, kDeviceEvictBytes, false);
-    VkCommandBuffer cb = ctx_->begin_one_shot();
-    vkCmdFillBuffer(cb, evict_.get(), 0, VK_WHOLE_SIZE, ++evict_count_);
-    ctx_->end_one_shot(cb);
+    if (!evict_) evict_ = prepare_roof(Roof::read);
+    evict_->launch->execute();
     return true;
   }
 
@@ -228,7 +229,7 @@ class VulkanImpl final : public Backend {
     static VulkanImpl* self = nullptr;
     self = this;
     std::atexit([] {
-      self->evict_ = Buffer();
+      self->evict_.reset();
       self->staging_ = Buffer();
       self->pipelines_.reset();
       self->ctx_.reset();
@@ -242,8 +243,7 @@ class VulkanImpl final : public Backend {
   std::unique_ptr<Context> ctx_;
   std::unique_ptr<Pipelines> pipelines_;
   Buffer staging_;  // declared after ctx_: destroyed before it
-  Buffer evict_;    // evict_device_caches' target, allocated on first use
-  uint32_t evict_count_ = 0;
+  std::unique_ptr<RoofRun> evict_;  // evict_device_caches' read stream, prepared on first use
 };
 
 VulkanLaunch::VulkanLaunch(VulkanImpl& b, std::string what, std::vector<std::string> outputs,
