@@ -43,7 +43,7 @@ namespace {
 
 // The GPU decode GEMV (gemv_quant_m1.cl): 256 work-items (8 warps of 32) and 4 rows a work-group, so a
 // 4096-row decode is 1024 groups, about one full wave of an H100's 132 compute units, each work-item
-// with four rows' words in flight (the same shape as the Vulkan kernel's on a 32-wide device).
+// with four rows' 16-byte chunks in flight (the same shape as the Vulkan kernel's on a 32-wide device).
 constexpr size_t kGemvM1Wg = 256;
 constexpr int kGemvM1Rows = 4;
 
@@ -60,7 +60,7 @@ void gguf_gemm(Planner& pl, QuantKind kind, cl_mem a, cl_mem w, cl_mem out, int6
                int64_t n_cols, int64_t ldo, int64_t ocol0) {
   const std::string kdefs = kind_defines(kind);
   if (m == 1 && !pl.limits().cpu && quant::format(kind)) {
-    // GPU decode: word slots, kGemvM1Rows rows a work-group (gemv_quant_m1.cl).
+    // GPU decode: 16-byte chunks, kGemvM1Rows rows a work-group (gemv_quant_m1.cl).
     const size_t wg = std::min<size_t>(kGemvM1Wg, pl.limits().max_work_group & ~size_t{63});
     check(wg >= 64, "OpenCL decode GEMV: the device's work-groups ({} items) are below 64", pl.limits().max_work_group);
     pl.dispatch(pl.kernel("gemv_quant_m1.cl", "gemv_quant_m1",

@@ -50,7 +50,7 @@ void plan_gguf(std::vector<Dispatch>& out, const Target& tg, const std::string& 
     d.bindings = {"a", Binding(weight, n0 * row_bytes, word_range(nn * row_bytes)), "out"};
     d.push = Push().u(m).u(nn).u(n_cols).u(ldo).u(col0 + n0).words();
     if (m == 1) {
-      // Decode: word slots, NR rows a group (gemv_quant_m1.comp); binding 3 is the activations as vec4s.
+      // Decode: 16-byte chunks, NR rows a group (gemv_quant_m1.comp); binding 3 is the activations as vec4s.
       const GemvShape g = gemv_shape(tg);
       d.shader = tg.variant(Kernel::gemv_quant_m1);
       d.bindings.push_back("a");
@@ -128,10 +128,10 @@ void add_quant_planners(PlannerTable& t) {
 }
 
 // The decode GEMV's shape (gemv_quant_m1.comp). A GPU gets 8 subgroups a group (256 invocations at a
-// subgroup size of 32: 64 words of one row in flight per subgroup pass) and 4 rows a group, so a
-// 4096-row decode launches 1024 groups, 262144 invocations, about one full wave on a GPU of 132
-// compute units, each with four rows' words in flight; the slot's activations, loaded once, serve the
-// four rows. A CPU driver runs a group on one core one invocation after another: 64 invocations and
+// subgroup size of 32: 4 KiB of one row a pass) and 4 rows a group, so a 4096-row decode launches
+// 1024 groups, 262144 invocations, about one full wave on a GPU of 132 compute units, each with four
+// rows' 16-byte chunks in flight (64 bytes, as the read roof's lanes); the chunk's activations, loaded
+// once, serve the four rows. A CPU driver runs a group on one core one invocation after another: 64 invocations and
 // the same 4 rows keep its loops long and its groups few.
 GemvShape gemv_shape(const Target& tg) {
   GemvShape g;

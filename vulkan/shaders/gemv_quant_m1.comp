@@ -2,17 +2,20 @@
 #extension GL_GOOGLE_include_directive : require
 // gemm_quant at m = 1 (decode), shaped for GPUs: out[j] = sum_k a[k] * dequant(w)[j, k], bound by the
 // GGUF weight bytes. A work group owns NR rows at a time (grid-stride over row blocks). Each row's
-// packed quants are cut into 4-byte slots (a word of nibbles: 8 values; of int8: 4), and invocation t
-// takes slots t, t + WG, ... of all NR rows: a subgroup's loads of one row are consecutive words (one
-// 128-byte line a 32-wide subgroup), every weight byte is loaded once, and the slot's activations
-// (loaded once, 16 bytes at a time in F32) serve all NR rows, so the bytes in flight per invocation
-// are NR words plus their scales. The decode is off the critical path: four values a word unpacked
-// with masks, made floats exactly by the exponent trick (2^23 + q as float bits, minus 2^23: no
-// integer-to-float conversion, a quarter-rate instruction on NVIDIA GPUs), the block's scale applied
-// once per slot, not per value. Rows are then summed with subgroup arithmetic and one partial per
-// subgroup through shared memory, or, without subgroup arithmetic, every invocation's partials
-// through shared memory (the same order on every run). WG and NR are specialization constants the
-// planner picks from the device (vulkan/plan_quant.cpp: gemv_shape).
+// packed quants are cut into 16-byte chunks (four words of nibbles: 32 values; of int8: 16), every
+// chunk inside one block and under one scale, and invocation t takes chunks t, t + WG, ... of all NR
+// rows. What a GPU's memory needs is bytes in flight: each invocation issues its NR chunks' loads
+// (16 bytes each, one 16-byte load where the kind keeps chunks 16-byte aligned: Q4_K, Q5_K) and their
+// scales before it uses any, as the read roof's stream does (four 16-byte loads a lane), and no branch
+// splits them (a row past n reads row n - 1 again, its sum discarded). A subgroup's chunks are
+// neighbours: consecutive 16-byte runs of one row, every weight byte loaded once. A chunk's
+// activations (loaded 16 bytes at a time in F32) serve all NR rows. The decode is off the critical
+// path: four values a word unpacked with masks, made floats exactly by the exponent trick (2^23 + q as
+// float bits, minus 2^23: no integer-to-float conversion, a quarter-rate instruction on NVIDIA GPUs),
+// a block's scale applied once per chunk, not per value. Rows are then summed with subgroup
+// arithmetic and one partial per subgroup through shared memory, or, without subgroup arithmetic,
+// every invocation's partials through shared memory (the same order on every run). WG and NR are
+// specialization constants the planner picks from the device (vulkan/plan_quant.cpp: gemv_shape).
 #include "dtype.glsl"
 
 #define MAX_NR 8u
@@ -30,9 +33,12 @@ layout(constant_id = 2) const uint NR = 4;  // rows per work group, 1 .. MAX_NR
 
 BUF_IN(0, a)
 layout(std430, binding = 1) readonly buffer Buf1 { uint w[]; };
+// The same weights as 16-byte vectors, for the kinds whose chunks are 16-byte aligned (a block of 144
+// or 176 bytes, a row of whole blocks): one load a chunk.
+layout(std430, binding = 1) readonly buffer Buf1v { uvec4 w4[]; };
 BUF_OUT(2, o)
 #ifdef DT_F32
-// The activations again, 16 bytes at a time (a slot's four values start at a multiple of 4).
+// The activations again, 16 bytes at a time (a chunk's runs of values start at multiples of 16).
 layout(std430, binding = 3) readonly buffer Buf3 { vec4 a4[]; };
 #endif
 layout(push_constant) uniform Push { uint m, n, k, ldo, n_off; } p;
@@ -61,56 +67,75 @@ vec4 bytes4(uint word, float bias) {
   return uintBitsToFloat(uvec4(0x4B000000u) | b) - vec4(8388608.0 + bias);
 }
 
-// Slots per row: a word of packed quants each.
-uint slots_per_row(uint k) {
-  if (KIND == QK_Q8_0) return k / 4u;
-  return k / 8u;  // Q4_0, Q4_1: 16 bytes of nibbles per 32 values; K kinds: 128 bytes (ql) per 256
+// Sixteen bytes from byte offset `off`: one vector load where it is a multiple of 16, four words where
+// of 4, else (an even offset) five words shifted by a half word, with no branch.
+uvec4 chunk16(uint off) {
+  if (KIND == QK_Q4_K || KIND == QK_Q5_K) return w4[off >> 4];
+  const uint i = off >> 2;
+  if (KIND == QK_Q4_1) return uvec4(w[i], w[i + 1u], w[i + 2u], w[i + 3u]);
+  const uvec4 lo = uvec4(w[i], w[i + 1u], w[i + 2u], w[i + 3u]);
+  // The fifth word holds the last two bytes where the offset is 2 mod 4 (always inside the chunk's
+  // own block); where it is 0 mod 4 the fourth is read again, never a word past the chunk.
+  const uvec4 hi = uvec4(lo.yzw, w[i + 3u + ((off >> 1) & 1u)]);
+  return (off & 2u) == 0u ? lo : (lo >> 16) | (hi << 16);
 }
 
-// Where slot s of a row's packed quants lies: the activation index of its first value (x0) and of its
-// second group of four (x1: the high nibbles; unused by Q8_0).
-void slot_values(uint s, out uint x0, out uint x1) {
+// 16-byte chunks per row.
+uint chunks_per_row(uint k) { return KIND == QK_Q8_0 ? k / 16u : k / 32u; }
+
+// The activation index of chunk c's first value (x0) and of its high nibbles' first (x1; Q8_0 has
+// none): each is a run of 16 values.
+void chunk_values(uint c, out uint x0, out uint x1) {
   if (KIND == QK_Q4_0 || KIND == QK_Q4_1) {
-    x0 = (s >> 2) * 32u + 4u * (s & 3u);  // low nibbles: values b of the block; high: 16 + b
+    x0 = 32u * c;  // the block's low nibbles are its values 0-15, the high ones 16-31
     x1 = x0 + 16u;
   } else if (KIND == QK_Q8_0) {
-    x0 = (s >> 3) * 32u + 4u * (s & 7u);
+    x0 = 16u * c;
     x1 = x0;
   } else if (KIND == QK_Q4_K || KIND == QK_Q5_K) {
-    const uint wi = s & 31u;  // group g = wi / 8 (64 values: low nibbles 64g + l, high 64g + 32 + l)
-    x0 = (s >> 5) * 256u + 64u * (wi >> 3) + 4u * (wi & 7u);
+    // Chunk ci of the super-block: words 4ci .. 4ci + 3 of qs, group g = ci / 2 (64 values: low
+    // nibbles 64g + l, high 64g + 32 + l), l = 16 (ci & 1) + 0 .. 15.
+    const uint ci = c & 7u;
+    x0 = (c >> 3) * 256u + 64u * (ci >> 1) + 16u * (ci & 1u);
     x1 = x0 + 32u;
-  } else {  // Q6_K: half h, parity r, word i: values 128h + 32r + 4i + b (low), + 64 (high)
-    const uint wi = s & 31u;
-    x0 = (s >> 5) * 256u + 128u * (wi >> 4) + 32u * ((wi >> 3) & 1u) + 4u * (wi & 7u);
+  } else {  // Q6_K: half h = ci / 4, parity r = (ci / 2) & 1: values 128h + 32r + 16 (ci & 1) + l (low), + 64 (high)
+    const uint ci = c & 7u;
+    x0 = (c >> 3) * 256u + 128u * (ci >> 2) + 32u * ((ci >> 1) & 1u) + 16u * (ci & 1u);
     x1 = x0 + 64u;
   }
 }
 
-// Slot s of the row starting at byte `row` against its activations v0 (x0 ..) and v1 (x1 ..).
-float slot_dot(uint row, uint s, vec4 v0, vec4 v1) {
+// sum_j dot(bytes4(q[j]) - bias, v[j]) over a chunk's four words.
+float dot16(uvec4 q, float bias, vec4 v[4]) {
+  return dot(bytes4(q.x, bias), v[0]) + dot(bytes4(q.y, bias), v[1]) + dot(bytes4(q.z, bias), v[2]) +
+         dot(bytes4(q.w, bias), v[3]);
+}
+
+float sum16(vec4 v[4]) { return dot(v[0] + v[1] + v[2] + v[3], vec4(1.0)); }
+
+// Chunk c of the row starting at byte `row` against its activations v0 (x0 ..) and v1 (x1 ..).
+float chunk_dot(uint row, uint c, vec4 v0[4], vec4 v1[4]) {
   if (KIND == QK_Q4_0 || KIND == QK_Q4_1) {
     const bool one = KIND == QK_Q4_1;
-    const uint base = row + (s >> 2) * (one ? 20u : 18u);
-    const uint q = qword(base + (one ? 4u : 2u) + 4u * (s & 3u));
+    const uint base = row + c * (one ? 20u : 18u);
+    const uvec4 q = chunk16(base + (one ? 4u : 2u));
     const float bias = one ? 0.0 : 8.0;
-    const float dot_ = dot(bytes4(q & 0x0f0f0f0fu, bias), v0) + dot(bytes4((q >> 4) & 0x0f0f0f0fu, bias), v1);
-    if (one) return fma(qhalf(base), dot_, qhalf(base + 2u) * (dot(v0, vec4(1.0)) + dot(v1, vec4(1.0))));
+    const float dot_ = dot16(q & 0x0f0f0f0fu, bias, v0) + dot16((q >> 4) & 0x0f0f0f0fu, bias, v1);
+    if (one) return fma(qhalf(base), dot_, qhalf(base + 2u) * (sum16(v0) + sum16(v1)));
     return qhalf(base) * dot_;
   } else if (KIND == QK_Q8_0) {
-    const uint base = row + (s >> 3) * 34u;
-    const uint q = qword(base + 2u + 4u * (s & 7u)) ^ 0x80808080u;  // each byte: its int8 value + 128
-    return qhalf(base) * dot(bytes4(q, 128.0), v0);
+    const uint base = row + (c >> 1) * 34u;
+    const uvec4 q = chunk16(base + 2u + 16u * (c & 1u)) ^ 0x80808080u;  // each byte: its int8 value + 128
+    return qhalf(base) * dot16(q, 128.0, v0);
   } else if (KIND == QK_Q4_K || KIND == QK_Q5_K) {
     const bool five = KIND == QK_Q5_K;
-    const uint base = row + (s >> 5) * (five ? 176u : 144u), wi = s & 31u, g = wi >> 3;
-    // The header (d, dmin, 12 scale bytes): four words every invocation of the super-block loads alike
-    // (a 32-wide subgroup is one super-block's 32 slots: one broadcast load each).
-    const uvec4 hdr = uvec4(w[base >> 2], w[(base >> 2) + 1u], w[(base >> 2) + 2u], w[(base >> 2) + 3u]);
-    const uint q = w[(base + (five ? 48u : 16u)) / 4u + wi];
-    uint lo = q & 0x0f0f0f0fu, hi = (q >> 4) & 0x0f0f0f0fu;
+    const uint base = row + (c >> 3) * (five ? 176u : 144u), ci = c & 7u, g = ci >> 1;
+    // The header (d, dmin, 12 scale bytes): one 16-byte load, alike for the super-block's 8 chunks.
+    const uvec4 hdr = w4[base >> 4];
+    const uvec4 q = chunk16(base + (five ? 48u : 16u) + 16u * ci);
+    uvec4 lo = q & 0x0f0f0f0fu, hi = (q >> 4) & 0x0f0f0f0fu;
     if (five) {  // bit 2g (low) / 2g + 1 (high) of each qh byte is the value's fifth bit
-      const uint h = w[(base + 16u) / 4u + (wi & 7u)];
+      const uvec4 h = chunk16(base + 16u + 16u * (ci & 1u));
       lo |= ((h >> (2u * g)) & 0x01010101u) << 4;
       hi |= ((h >> (2u * g + 1u)) & 0x01010101u) << 4;
     }
@@ -123,18 +148,18 @@ float slot_dot(uint row, uint s, vec4 v0, vec4 v1) {
     const vec2 sc = vec2(fq((scw >> at) & 0xffu, 0.0), fq((scw >> (at + 8u)) & 0xffu, 0.0));
     const vec2 mn = vec2(fq((mnw >> at) & 0xffu, 0.0), fq((mnw >> (at + 8u)) & 0xffu, 0.0));
     const vec2 dm = unpackHalf2x16(hdr.x);  // d, dmin
-    const float sums = sc.x * dot(bytes4(lo, 0.0), v0) + sc.y * dot(bytes4(hi, 0.0), v1);
-    const float mins = mn.x * dot(v0, vec4(1.0)) + mn.y * dot(v1, vec4(1.0));
+    const float sums = sc.x * dot16(lo, 0.0, v0) + sc.y * dot16(hi, 0.0, v1);
+    const float mins = mn.x * sum16(v0) + mn.y * sum16(v1);
     return dm.x * sums - dm.y * mins;
   } else {  // Q6_K {ql[128], qh[64], scales[16] int8, d}
-    const uint base = row + (s >> 5) * 210u, wi = s & 31u, h = wi >> 4, r = (wi >> 3) & 1u, i = wi & 7u;
-    const uint ql = qword(base + 64u * h + 32u * r + 4u * i);
-    const uint qh = qword(base + 128u + 32u * h + 4u * i);
-    const uint lo = (ql & 0x0f0f0f0fu) | (((qh >> (2u * r)) & 0x03030303u) << 4);
-    const uint hi = ((ql >> 4) & 0x0f0f0f0fu) | (((qh >> (2u * r + 4u)) & 0x03030303u) << 4);
-    const uint sc = base + 192u + 8u * h + 2u * r + (i >> 2);  // scale 8h + l / 16 + 2i, i = r and r + 2
+    const uint base = row + (c >> 3) * 210u, ci = c & 7u, h = ci >> 2, r = (ci >> 1) & 1u, l = 16u * (ci & 1u);
+    const uvec4 ql = chunk16(base + 64u * h + 32u * r + l);
+    const uvec4 qh = chunk16(base + 128u + 32u * h + l);
+    const uvec4 lo = (ql & 0x0f0f0f0fu) | (((qh >> (2u * r)) & 0x03030303u) << 4);
+    const uvec4 hi = ((ql >> 4) & 0x0f0f0f0fu) | (((qh >> (2u * r + 4u)) & 0x03030303u) << 4);
+    const uint sc = base + 192u + 8u * h + 2u * r + (ci & 1u);  // scale 8h + l / 16 + 2i, i = r and r + 2
     const float s0 = fq(qbyte(sc) ^ 0x80u, 128.0), s1 = fq(qbyte(sc + 4u) ^ 0x80u, 128.0);  // int8 scales
-    return qhalf(base + 208u) * (s0 * dot(bytes4(lo, 32.0), v0) + s1 * dot(bytes4(hi, 32.0), v1));
+    return qhalf(base + 208u) * (s0 * dot16(lo, 32.0, v0) + s1 * dot16(hi, 32.0, v1));
   }
 }
 
@@ -145,18 +170,25 @@ void main() {
 #else
   const uint slot = t, nslots = WG;
 #endif
-  const uint row_bytes = quant_row_bytes(KIND, p.k), slots = slots_per_row(p.k);
+  const uint row_bytes = quant_row_bytes(KIND, p.k), chunks = chunks_per_row(p.k);
   for (uint j0 = gl_WorkGroupID.x * NR; j0 < p.n; j0 += gl_NumWorkGroups.x * NR) {
     const uint rows = min(NR, p.n - j0);
+    uint row[MAX_NR];
     float acc[MAX_NR];
-    for (uint r = 0u; r < NR; ++r) acc[r] = 0.0;
-    for (uint s = t; s < slots; s += WG) {
+    for (uint r = 0u; r < NR; ++r) {
+      row[r] = min(j0 + r, p.n - 1u) * row_bytes;  // past n: row n - 1 again, discarded below
+      acc[r] = 0.0;
+    }
+    for (uint c = t; c < chunks; c += WG) {
       uint x0, x1;
-      slot_values(s, x0, x1);
-      const vec4 v0 = x4(x0), v1 = KIND == QK_Q8_0 ? vec4(0.0) : x4(x1);
-      // The NR rows' loads are independent of one another: all in flight together.
-      for (uint r = 0u; r < NR; ++r)
-        if (r < rows) acc[r] += slot_dot((j0 + r) * row_bytes, s, v0, v1);
+      chunk_values(c, x0, x1);
+      vec4 v0[4], v1[4];
+      for (uint j = 0u; j < 4u; ++j) {
+        v0[j] = x4(x0 + 4u * j);
+        v1[j] = KIND == QK_Q8_0 ? vec4(0.0) : x4(x1 + 4u * j);
+      }
+      // The NR rows' loads are independent of one another and unconditional: all in flight together.
+      for (uint r = 0u; r < NR; ++r) acc[r] += chunk_dot(row[r], c, v0, v1);
     }
     for (uint r = 0u; r < NR; ++r) {
 #ifdef USE_SUBGROUP
