@@ -2,6 +2,8 @@
 // every kernel, and the GPTQ / AWQ GEMMs (kernels/gptq.cl).
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
+#include <cstdlib>
 
 #include "core/ops/op_refs.h"
 #include "core/quant/formats.h"
@@ -43,7 +45,8 @@ namespace {
 
 // The GPU decode GEMV (gemv_quant_m1.cl): 256 work-items (8 warps of 32) and 4 rows a work-group, so a
 // 4096-row decode is 1024 groups, about one full wave of an H100's 132 compute units, each work-item
-// with four rows' 16-byte chunks in flight (the same shape as the Vulkan kernel's on a 32-wide device).
+// with four rows' words in flight (the Vulkan kernel's group shape on a 32-wide device, with word slots:
+// its 16-byte chunks ran 1.24-1.29x slower under NVIDIA's OpenCL on an H200, docs/figures/gpu-2026-11-26-h200-*).
 constexpr size_t kGemvM1Wg = 256;
 constexpr int kGemvM1Rows = 4;
 
@@ -60,12 +63,23 @@ void gguf_gemm(Planner& pl, QuantKind kind, cl_mem a, cl_mem w, cl_mem out, int6
                int64_t n_cols, int64_t ldo, int64_t ocol0) {
   const std::string kdefs = kind_defines(kind);
   if (m == 1 && !pl.limits().cpu && quant::format(kind)) {
-    // GPU decode: 16-byte chunks, kGemvM1Rows rows a work-group (gemv_quant_m1.cl).
-    const size_t wg = std::min<size_t>(kGemvM1Wg, pl.limits().max_work_group & ~size_t{63});
-    check(wg >= 64, "OpenCL decode GEMV: the device's work-groups ({} items) are below 64", pl.limits().max_work_group);
+    // GPU decode: word slots, kGemvM1Rows rows a work-group (gemv_quant_m1.cl).
+    size_t wg = std::min<size_t>(kGemvM1Wg, pl.limits().max_work_group & ~size_t{63});
+    int rows = kGemvM1Rows;
+    // Tuning knob: TOUCHSTONE_OPENCL_GEMV=wg,rows (wg a power of two, rows 1 to 8).
+    if (const char* env = std::getenv("TOUCHSTONE_OPENCL_GEMV")) {
+      unsigned ew = 0, er = 0;
+      check(std::sscanf(env, "%u,%u", &ew, &er) == 2 && ew >= 32 && ew <= pl.limits().max_work_group &&
+                (ew & (ew - 1)) == 0 && er >= 1 && er <= 8,
+            "TOUCHSTONE_OPENCL_GEMV={}: want wg,rows with wg a power of two from 32 to the device's {} and rows 1 to 8",
+            env, pl.limits().max_work_group);
+      wg = ew;
+      rows = static_cast<int>(er);
+    }
+    check(wg >= 32, "OpenCL decode GEMV: the device's work-groups ({} items) are below 32", pl.limits().max_work_group);
     pl.dispatch(pl.kernel("gemv_quant_m1.cl", "gemv_quant_m1",
-                          fmt::format("-DQK={} -DR={} -DWG={}", static_cast<int>(kind), kGemvM1Rows, wg)),
-                {ceil_div(n_rows, kGemvM1Rows) * wg}, {wg}, a, w, out, n_rows, n_cols, ocol0);
+                          fmt::format("-DQK={} -DR={} -DWG={}", static_cast<int>(kind), rows, wg)),
+                {ceil_div(n_rows, rows) * wg}, {wg}, a, w, out, n_rows, n_cols, ocol0);
     return;
   }
   if (m <= 8) {

@@ -75,6 +75,7 @@ struct Target {
 // group. Printed in the backend's description, so every benchmark run states it.
 struct GemvShape {
   uint32_t wg = 64, rows = 4;
+  uint32_t groups = 0;  // a cap on the groups (each then strides over row blocks); 0: one per block
 };
 GemvShape gemv_shape(const Target& tg);
 

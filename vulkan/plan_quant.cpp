@@ -3,6 +3,8 @@
 // the GPTQ / AWQ GEMMs. The GGUF kind is a specialization constant (its QuantKind number), so each
 // kernel is one SPIR-V per dtype and the driver folds the other kinds' code away.
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 
 #include "core/ops/quant_params.h"
 #include "core/quant/formats.h"
@@ -55,7 +57,8 @@ void plan_gguf(std::vector<Dispatch>& out, const Target& tg, const std::string& 
       d.shader = tg.variant(Kernel::gemv_quant_m1);
       d.bindings.push_back("a");
       d.spec = {g.wg, kind_spec(kind), g.rows};
-      d.groups = {groups_for(nn, g.rows, std::min(tg.group_cap, tg.max_groups[0])), 1, 1};
+      const uint32_t cap = g.groups ? std::min(g.groups, tg.group_cap) : tg.group_cap;
+      d.groups = {groups_for(nn, g.rows, std::min(cap, tg.max_groups[0])), 1, 1};
     } else if (m <= kGemvMaxM) {
       d.shader = tg.variant(Kernel::gemv_quant);
       d.spec = {kGemvWg, kind_spec(kind)};
@@ -137,6 +140,16 @@ GemvShape gemv_shape(const Target& tg) {
   GemvShape g;
   g.rows = 4;
   g.wg = tg.cpu ? 64u : std::clamp<uint32_t>(8 * tg.subgroup_size, 64u, 256u);
+  // Tuning knob: TOUCHSTONE_VULKAN_GEMV=wg,rows[,groups] (the shader's MAX_WG 256 and MAX_NR 8 bound them).
+  if (const char* env = std::getenv("TOUCHSTONE_VULKAN_GEMV")) {
+    unsigned wg = 0, rows = 0, groups = 0;
+    const int got = std::sscanf(env, "%u,%u,%u", &wg, &rows, &groups);
+    check(got >= 2 && wg >= tg.subgroup_size && wg <= 256 && (wg & (wg - 1)) == 0 && rows >= 1 && rows <= 8,
+          "TOUCHSTONE_VULKAN_GEMV={}: want wg,rows[,groups] with wg a power of two from the subgroup size to 256 "
+          "and rows 1 to 8",
+          env);
+    g = {wg, rows, groups};
+  }
   return g;
 }
 
