@@ -55,6 +55,10 @@ vk_line | grep -q UNAVAILABLE || { echo "bundle-test: FAILED: the stand-in for a
 vk_line TOUCHSTONE_DRIVER_ROOTS="$tmp/driver-root" | grep -qv UNAVAILABLE ||
   { echo "bundle-test: FAILED: env.sh did not find the Vulkan driver under TOUCHSTONE_DRIVER_ROOTS"; exit 1; }
 echo "bundle-test: env.sh finds a Vulkan driver mounted outside the loader's paths"
+# The same host with no validation layer of its own: the bundle's layer validates.
+vk_line TOUCHSTONE_DRIVER_ROOTS="$tmp/driver-root" | grep -q 'validation on' ||
+  { echo "bundle-test: FAILED: the bundle's Vulkan validation layer was not used on a host without one"; exit 1; }
+echo "bundle-test: the bundle's validation layer validates on a host without one"
 
 # 2. run.sh with nothing of this environment.
 quick='^rms_norm/(cpu|opencl|vulkan)/t512_d4096/|^baseline/(stream_triad|fma_peak)'

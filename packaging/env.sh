@@ -62,6 +62,12 @@ if [ -z "${VK_DRIVER_FILES:-}${VK_ICD_FILENAMES:-}${VK_ADD_DRIVER_FILES:-}" ]; t
     fi
   done
 fi
+# The bundle's Vulkan validation layer, after the host's own layer folders (the loader reads
+# */vulkan/explicit_layer.d under XDG_DATA_DIRS; unset means /usr/local/share:/usr/share), so that a
+# GPU host without the layer validates too. TOUCHSTONE_VULKAN_VALIDATION=0 turns validation off.
+if [ -d "$ts_root/share/vulkan/explicit_layer.d" ]; then
+  export XDG_DATA_DIRS="${XDG_DATA_DIRS:-/usr/local/share:/usr/share}:$ts_root/share"
+fi
 # NVIDIA's Vulkan driver needs glvnd's libEGL and libGLdispatch; a container with the driver mounted
 # may have no glvnd, and then vkCreateInstance fails with VK_ERROR_INCOMPATIBLE_DRIVER. The bundle's
 # copies are added last, and only when the host's library cache and the driver's folders lack one.

@@ -138,6 +138,9 @@ Context::Context() {
     }
   }
   const VkResult r = vkCreateInstance(&ici, nullptr, &instance_);
+  check(r == VK_SUCCESS || !validate,
+        "vkCreateInstance failed with the validation layer on: {} (TOUCHSTONE_VULKAN_VALIDATION=0 runs without it)",
+        result_name(r));
   check(r == VK_SUCCESS, "vkCreateInstance failed: {} (no Vulkan driver installed?)", result_name(r));
   try {
     if (validate) {
