@@ -11,7 +11,7 @@ class Rng {
  public:
   explicit Rng(uint64_t seed) : s_(seed) {}
   uint64_t next() {  // splitmix64
-    uint64_t z = (s_ += 0x9e3779b97f4a7c15ull);
+    uint64_t z = (s_ += kStep);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     return z ^ (z >> 31);
@@ -19,12 +19,20 @@ class Rng {
   double uniform() { return static_cast<double>(next() >> 11) * 0x1p-53; }  // [0, 1)
   double uniform(double lo, double hi) { return lo + (hi - lo) * uniform(); }
   int64_t below(int64_t n) { return static_cast<int64_t>(next() % static_cast<uint64_t>(n)); }
-  double normal() {  // Box-Muller, one value per call
+  double normal() {  // Box-Muller, one value per call: two draws
     const double u1 = 1.0 - uniform(), u2 = uniform();
     return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
   }
+  // The stream `draws` calls of next() on: splitmix64's state moves by one constant a draw, so any
+  // offset is one multiply away (generators split a long stream across threads with the same values).
+  Rng skipped(uint64_t draws) const {
+    Rng r(s_);
+    r.s_ += draws * kStep;
+    return r;
+  }
 
  private:
+  static constexpr uint64_t kStep = 0x9e3779b97f4a7c15ull;
   uint64_t s_;
 };
 

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <limits>
 
+#include "core/parallel.h"
+
 namespace ts::describe {
 
 int64_t dim_of(const TensorMap& t, const std::string& name, size_t rank, size_t dim) {
@@ -14,7 +16,14 @@ int64_t dim_of(const TensorMap& t, const std::string& name, size_t rank, size_t 
 }
 
 void normal(Tensor& x, Rng& r, double sigma) {
-  for (int64_t i = 0; i < x.numel(); ++i) x.set(i, sigma * r.normal());
+  // Value i takes draws 2i and 2i + 1 of r's stream wherever it is computed (Rng::skipped).
+  const int64_t n = x.numel();
+  const Rng start = r;
+  parallel_ranges(n, int64_t{1} << 18, [&](int64_t b, int64_t e) {
+    Rng local = start.skipped(2 * static_cast<uint64_t>(b));
+    for (int64_t i = b; i < e; ++i) x.set(i, sigma * local.normal());
+  });
+  r = start.skipped(2 * static_cast<uint64_t>(n));
 }
 
 void uniform(Tensor& x, Rng& r, double lo, double hi) {
