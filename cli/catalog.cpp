@@ -1,7 +1,8 @@
 // touchstone catalog: the generated half of docs/catalog.md. For every op, from its description alone:
 // the summary, every parameter, and every tensor with its role, dtype rule and shape in the op's first
-// benchmark preset (a model-sized shape; the first conformance case where it has none), with that
-// case's tolerance per output. `--check FILE` fails when FILE's generated section is not
+// benchmark preset (a model-sized shape; the first conformance case where it has none), then the
+// tolerance of each output with its derivation, derived from the data of the op's first conformance
+// case (a tolerance reads the case's magnitudes). `--check FILE` fails when FILE's generated section is not
 // what the descriptions say now, so the catalog cannot drift from the code.
 #include <filesystem>
 #include <fstream>
@@ -13,6 +14,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "core/backend.h"
+#include "core/case_file.h"
 #include "core/op.h"
 
 namespace ts::cli {
@@ -40,15 +42,24 @@ std::string op_section(const Op& op) {
   for (const auto& [k, v] : op.to_map(c.params)) params += fmt::format("{}`{}={}`", params.empty() ? "" : ", ", k, v);
   out += fmt::format("Parameters: {}. Shapes below are those of case `{}` ({}).\n\n", params.empty() ? "none" : params,
                      c.name, dtype_name(dt));
-  out += "| tensor | role | dtype | shape | judged by |\n|---|---|---|---|---|\n";
-  for (const TensorDecl& d : op.tensors(c.params, dt)) {
-    std::string judged = "";
-    if (d.role != Role::In) {
-      const Tolerance t = op.tolerance(c.params, dt, d.name);
-      judged = t.exact() ? "bit-exact" : t.str();
-    }
-    out += fmt::format("| `{}` | {} | {} | {} | {} |\n", d.name, role_name(d.role), cell(d.dtype_rule_str()),
-                       shape_str(d.shape), cell(judged));
+  out += "| tensor | role | dtype | shape |\n|---|---|---|---|\n";
+  for (const TensorDecl& d : op.tensors(c.params, dt))
+    out += fmt::format("| `{}` | {} | {} | {} |\n", d.name, role_name(d.role), cell(d.dtype_rule_str()),
+                       shape_str(d.shape));
+  // A tolerance is derived from a case's data (core/op.h, DerivedTolerance): shown for the op's first
+  // conformance case as the matrix generates it (small, so the catalog stays cheap to write).
+  if (op.cases().empty()) return out + "\n";
+  const CaseSpec& small = op.cases().front();
+  const DType sdt = small.dtypes.front();
+  const Problem pr = make_problem(op, small.params, sdt);
+  const uint64_t seed = case_seed(op, small.name, sdt);
+  const TensorMap data = op.make_case(pr, seed);
+  out += fmt::format("\nTolerances of conformance case `{}` ({}, seed {}), derived from its data:\n\n", small.name,
+                     dtype_name(sdt), seed);
+  out += "| output | judged by |\n|---|---|\n";
+  for (const std::string& name : pr.output_names()) {
+    const Tolerance t = op.tolerance(small.params, sdt, name, data);
+    out += fmt::format("| `{}` | {} |\n", name, cell(t.exact() ? "bit-exact" : t.str()));
   }
   return out + "\n";
 }

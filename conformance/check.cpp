@@ -75,7 +75,7 @@ Verdict judge_outputs(const Case& c, const ViewMap& got, Backend* b) {
   for (const auto& [name, want] : c.expected) {
     // The backend's own tolerance where it states one (a kernel quantizing its activations), else the op's.
     const std::optional<Tolerance> own = b ? b->tolerance(c, name) : std::nullopt;
-    OutputVerdict o{name, own ? *own : c.op->tolerance(c.params, c.dtype, name), {}};
+    OutputVerdict o{name, own ? *own : c.op->tolerance(c.params, c.dtype, name, c.tensors), {}};
     const auto it = got.find(name);
     check(it != got.end(), "no output '{}' to compare with expected.{}", name, name);
     o.report = compare(want.view(), it->second, o.tolerance, compared_elements(c, name));

@@ -72,10 +72,10 @@ void Op::validate(const Params& p, const TensorMap& t) const {
   validate(problem_of(*this, p, t), t);
 }
 
-Tolerance Op::tolerance(const Params& p, DType dt) const {
+Tolerance Op::tolerance(const Params& p, DType dt, const TensorMap& inputs) const {
   const auto outs = make_problem(*this, p, dt).output_names();
   check(!outs.empty(), "{} has no outputs", name());
-  return tolerance(p, dt, outs.front());
+  return tolerance(p, dt, outs.front(), inputs);
 }
 
 DType case_dtype(const Op& op, const Params& p, const TensorMap& t, const TensorMap* expected) {

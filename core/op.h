@@ -58,9 +58,15 @@ template <class P> struct Preset {
 // `lse` beside its `out`, MoE `ids` exact beside `weights` within a tolerance), and the elements the
 // op's definition leaves unwritten (ids past tpe[e], padding past num_tokens_post_padded), which are
 // not compared. Unwritten slots are still inside the tensor: its guard zones stay checked.
+// A tolerance is derived from the case itself: its parameters, its activation dtype and its inputs
+// (and in-outs, as they were before the op ran), so that a bound on the terms an output sums is the
+// bound of this case's data (core/magnitude.h), not of the generator's, and a case made from a
+// checkpoint or a user's own tensors is judged by its own magnitudes. Its `why` names what it read.
+template <class P> using DerivedTolerance = std::function<Tolerance(const P&, DType, const TensorMap& inputs)>;
+
 template <class P> struct OutputRule {
   std::string output;
-  std::function<Tolerance(const P&, DType)> tolerance;  // empty: the op's tolerance
+  DerivedTolerance<P> tolerance;  // empty: the op's tolerance
   // Clears mask[i] for each element i that is not compared. Reads the case's inputs and the
   // reference's outputs (`expected`), since which slots exist can depend on either.
   std::function<void(const P&, const TensorMap& inputs, const TensorMap& expected, std::vector<uint8_t>& mask)>
@@ -86,7 +92,7 @@ template <class P> struct OpDef {
   // Writes every output and in-out; reads only inputs and in-outs.
   std::function<void(const P&, TensorMap&)> reference;
   // Every output's tolerance, unless `outputs` gives one its own.
-  std::function<Tolerance(const P&, DType)> tolerance;
+  DerivedTolerance<P> tolerance;
   std::vector<OutputRule<P>> outputs;
   std::function<Cost(const P&, DType)> cost;
   std::vector<Preset<P>> cases;    // conformance: edges and small model shapes
@@ -167,8 +173,9 @@ class Op {
   // parameters, the generator's per-step lengths and positions redrawn from `seed`.
   virtual Params next_step(const Params& p, uint64_t seed) const = 0;
   virtual void reference(const Params& p, TensorMap& t) const = 0;
-  // How output `output` is judged, and which of its elements are compared (empty: all of them).
-  virtual Tolerance tolerance(const Params& p, DType dt, const std::string& output) const = 0;
+  // How output `output` is judged, derived from the case's inputs (and in-outs before the op), and
+  // which of its elements are compared (empty: all of them).
+  virtual Tolerance tolerance(const Params& p, DType dt, const std::string& output, const TensorMap& inputs) const = 0;
   virtual std::vector<uint8_t> compared(const Params& p, const std::string& output, const TensorMap& inputs,
                                         const TensorMap& expected) const = 0;
   // The outputs with rules of their own (OpDef::outputs), for the catalog's consistency test.
@@ -180,7 +187,7 @@ class Op {
   // Conveniences for tests and tools that hold parameters and tensors but no problem yet.
   TensorMap make_case(const Params& p, DType dt, uint64_t seed) const;
   void validate(const Params& p, const TensorMap& t) const;  // check_params, then validate its problem
-  Tolerance tolerance(const Params& p, DType dt) const;      // the first output's
+  Tolerance tolerance(const Params& p, DType dt, const TensorMap& inputs) const;  // the first output's
 };
 
 // The activation dtype of a case: that of its first declared Activation tensor present in `t` (or,
@@ -235,9 +242,9 @@ template <class P> class TypedOp final : public Op {
     return Params::of(std::move(q));
   }
   void reference(const Params& p, TensorMap& t) const override { d_.reference(p.as<P>(), t); }
-  Tolerance tolerance(const Params& p, DType dt, const std::string& output) const override {
+  Tolerance tolerance(const Params& p, DType dt, const std::string& output, const TensorMap& inputs) const override {
     const OutputRule<P>* r = rule(output);
-    return r && r->tolerance ? r->tolerance(p.as<P>(), dt) : d_.tolerance(p.as<P>(), dt);
+    return r && r->tolerance ? r->tolerance(p.as<P>(), dt, inputs) : d_.tolerance(p.as<P>(), dt, inputs);
   }
   std::vector<uint8_t> compared(const Params& p, const std::string& output, const TensorMap& inputs,
                                 const TensorMap& expected) const override {

@@ -43,13 +43,15 @@ inline Tolerance elementwise(DType out, int ops = 4) {
 }
 
 // A sum of n products whose terms are bounded by mag (e.g. |a||b| for a dot product), then one
-// output rounding. Inputs are identical on both sides, so only arithmetic error counts.
-inline Tolerance accumulation(DType out, double n, double mag, int extra_ops = 4) {
+// output rounding. Inputs are identical on both sides, so only arithmetic error counts. `mag` is the
+// case's own bound, from its data (core/ops/magnitude.h), and `what` says what it was read from
+// ("max|a| x max|w|"), so the printed derivation names what the tolerance depends on.
+inline Tolerance accumulation(DType out, double n, double mag, const std::string& what, int extra_ops = 4) {
   const double u32 = 0x1p-24;
   const double atol = 8.0 * std::sqrt(std::max(n, 1.0)) * u32 * mag * std::sqrt(std::max(n, 1.0));
   return {atol, 2 * unit_roundoff(out) + extra_ops * u32,
-          fmt::format("sum of {:.0f} terms of size <= {:.3g}: 8*sqrt(n)*u32*(sqrt(n)*mag) abs + 2 u_{} rel",
-                      n, mag, dtype_name(out))};
+          fmt::format("sum of {:.0f} terms of size <= {:.3g} ({}): 8*sqrt(n)*u32*(sqrt(n)*mag) abs + 2 u_{} rel",
+                      n, mag, what, dtype_name(out))};
 }
 
 // A row normalisation (rms_norm, layer_norm, per-head norms): a sum of n squares accumulated in F32.

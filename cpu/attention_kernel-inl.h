@@ -540,9 +540,17 @@ HWY_INLINE void StepRows(const AttnTask& task, const AttnBlock& blk, int64_t fir
     float mt = hn::GetLane(hn::MaxOfLanes(d, vmax));
     bool nan = !hn::AllFalse(d, hn::MaskFromVec(vnan));
     for (; j < b; ++j) mt = std::max(mt, s[r][j]), nan = nan || std::isnan(s[r][j]);
+    // A +Inf score is the row's max, and the reference's exp(s - max) is exp(Inf - Inf) = NaN for it:
+    // the row is NaN as for a NaN score (docs/catalog.md, "Special values").
+    nan = nan || mt == std::numeric_limits<float>::infinity();
     float& m = task.m[row];
     float& l = task.l[row];
     const float mn = std::max(m, mt);
+    if (mn == ninf) {  // every score so far -Inf: masked keys, weight 0 (only such keys: zeros, as the reference)
+      std::fill(s[r], s[r] + n, 0.0f);
+      if (nan) l = std::numeric_limits<float>::quiet_NaN();
+      continue;
+    }
     if (m != mn) {
       const float corr = m == ninf ? 0.0f : std::exp(m - mn);
       l *= corr;

@@ -7,6 +7,7 @@
 
 #include "core/approx/normal_cdf.inc"
 #include "cpu/common.h"
+#include "cpu/silu-inl.h"
 #include "cpu/simd-inl.h"
 #include "hwy/contrib/math/math-inl.h"
 #include "hwy/highway.h"
@@ -29,8 +30,8 @@ template <class T> void ScaledAdd(const T* a, const T* HWY_RESTRICT b, float sca
   for (; i < n; ++i) y[i] = from_f<T>(to_f(a[i]) + scale * to_f(b[i]));
 }
 
-// silu(g) = g / (1 + exp(-g)), a vector and a scalar at a time: silu and every SiLU-gated product.
-HWY_INLINE VF SiluF32(DF d, VF g) { return hn::Div(g, hn::Add(hn::Set(d, 1.0f), hn::Exp(d, hn::Neg(g)))); }
+// silu(g) = g / (1 + exp(-g)), a vector (cpu/silu-inl.h) and a scalar at a time: silu and every
+// SiLU-gated product.
 inline float SiluF32(float g) { return g / (1.0f + std::exp(-g)); }
 
 // out = silu(gate) * up.

@@ -7,6 +7,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 
 #include "cpu/common.h"
+#include "cpu/silu-inl.h"
 #include "cpu/simd-inl.h"
 #include "hwy/contrib/math/math-inl.h"
 #include "hwy/highway.h"
@@ -17,12 +18,8 @@ namespace ts::cpu::HWY_NAMESPACE {
 void SiluMulF32(const float* g, const float* u, float* out, int64_t n) {
   const DF d;
   const int64_t N = hn::Lanes(d);
-  const VF one = hn::Set(d, 1.0f);
   int64_t i = 0;
-  for (; i + N <= n; i += N) {
-    const VF x = hn::LoadU(d, g + i);
-    hn::StoreU(hn::Mul(hn::Div(x, hn::Add(one, hn::Exp(d, hn::Neg(x)))), hn::LoadU(d, u + i)), d, out + i);
-  }
+  for (; i + N <= n; i += N) hn::StoreU(hn::Mul(SiluF32(d, hn::LoadU(d, g + i)), hn::LoadU(d, u + i)), d, out + i);
   for (; i < n; ++i) out[i] = g[i] / (1.0f + std::exp(-g[i])) * u[i];
 }
 

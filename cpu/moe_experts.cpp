@@ -65,6 +65,7 @@ class Activations {
               return !r.rows8.empty() || !r.rows8k.empty();
             });
     if (int8 && !int8_) prepare(a, starts, n_cols, false, false);
+    finite_ = std::all_of(rows_.begin(), rows_.end(), [](const QuantActivations& r) { return r.finite; });
     for (const Site& s : sites) {
       const QuantActivations& r = rows_[static_cast<size_t>(std::lower_bound(starts.begin(), starts.end(), s.a_at) - starts.begin())];
       a32_.push_back(r.a32.data());
@@ -80,7 +81,15 @@ class Activations {
     if (!w.quant()) return rows_plain(w.dtype, w.expert(e), w.n_cols, r0, r1, at(a32_), n, out, ldo);
     const auto* bytes = reinterpret_cast<const uint8_t*>(w.expert(e));
     if (int8_) return rows_int8(w.kind, bytes, w.n_cols, r0, r1, at(q8_), at(q8k_), n, out, ldo);
-    rows_exact(w.kind, bytes, w.n_cols, r0, r1, at(a32_), at(sums_), n, out, ldo);
+    if (finite_) return rows_exact(w.kind, bytes, w.n_cols, r0, r1, at(a32_), at(sums_), n, out, ldo);
+    // A non-finite activation: the rows decoded to F32, then the plain rows' element-by-element dot
+    // (QuantActivations::finite says why).
+    thread_local std::vector<float> decoded;  // per thread, reused
+    decoded.resize(static_cast<size_t>((r1 - r0) * w.n_cols));
+    const quant::Format& f = quant::block_format(w.kind);
+    for (int64_t r = r0; r < r1; ++r)
+      f.dequantize_row(bytes + r * w.row_bytes, decoded.data() + (r - r0) * w.n_cols, w.n_cols);
+    rows_plain(DType::F32, decoded.data(), w.n_cols, 0, r1 - r0, at(a32_), n, out, ldo);
   }
 
  private:
@@ -94,7 +103,7 @@ class Activations {
   }
 
   std::vector<QuantActivations> rows_;
-  bool int8_ = false;
+  bool int8_ = false, finite_ = true;
   std::vector<const float*> a32_, sums_;
   std::vector<ActQ8> q8_;
   std::vector<ActQ8K> q8k_;

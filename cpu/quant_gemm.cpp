@@ -136,8 +136,8 @@ bool int8_gguf(int64_t m, int64_t outputs) { return m * outputs >= kMinInt8Outpu
 QuantActivations::QuantActivations(DType dt, const void* a, int64_t m, int64_t k, bool int8, bool int8_k) : m(m), k(k) {
   a32.resize(static_cast<size_t>(m * k));
   to_f32(dt, a, a32.data(), m * k);
+  finite = std::all_of(a32.begin(), a32.end(), [](float x) { return std::isfinite(x); });
   if (m > kMaxGemvRows && !int8 && !int8_k) return;  // sgemm on decoded panels: F32 rows are all it reads
-  const bool finite = (int8 || int8_k) && std::all_of(a32.begin(), a32.end(), [](float x) { return std::isfinite(x); });
   if (finite && int8 && k % 32 == 0) quantize_int8();
   if (finite && int8_k && k % 256 == 0) quantize_int8_k();
   // The exact GEMV's sums, where int8 was not asked for or not possible (prefill falls back to sgemm).
@@ -212,7 +212,7 @@ void gguf_gemm(QuantKind kind, const QuantActivations& a, const uint8_t* w, int6
     });
     return;
   }
-  if (m <= kMaxGemvRows) {
+  if (m <= kMaxGemvRows && a.finite) {  // a non-finite activation: the decoded panels (QuantActivations::finite)
     check(!a.sums.empty(), "gemm_quant: internal: activations prepared for the int8 GEMV of other kinds");
     parallel_for(n_rows, std::max<int64_t>(4, 65536 / (k * m)), [&](int64_t r0, int64_t r1) {
       HWY_DYNAMIC_DISPATCH(Gemv)(kind, a.a32.data(), a.sums.data(), m, k, w, r0, r1, out, ldo);

@@ -18,6 +18,11 @@ namespace ts::cpu {
 struct QuantActivations {
   QuantActivations(DType dt, const void* a, int64_t m, int64_t k, bool int8 = false, bool int8_k = false);
   int64_t m, k;
+  // Every activation finite. Otherwise the products take the decoded route (each weight decoded to
+  // F32, then a * w element by element), where an Inf meets each weight once as the reference's does
+  // (+-Inf, or NaN against a zero weight); the factored exact dot (scale x sum(q a) + bias x sum(a))
+  // would meet it twice and turn the reference's Inf into Inf - Inf = NaN.
+  bool finite = true;
   std::vector<float> a32;
   std::vector<float> sums;
   std::vector<ActQ8> rows8;    // one per row when quantized in blocks of 32, else empty

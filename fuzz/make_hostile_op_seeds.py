@@ -19,6 +19,7 @@ SEEDS = {
     "moe": ("moe_align_block_size", None, "num_experts", "route_topk_softmax"),
     "paged": ("split_qkv_norm_rope_into_paged_cache", None, "cache_len", None),
     "kv": ("kv_append_paged", "I8_chunk5_after30_bs16_hd128", "cache_len_before", None),
+    "tensor": ("apply_rope_partial", None, "rotary_dim", "gqa_attention"),
 }
 VALUES = {"2p31": 1 << 31, "2p32": 1 << 32, "2p63m1": (1 << 63) - 1}
 SPECIALS = [float("nan"), float("inf"), float("-inf")]

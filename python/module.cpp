@@ -240,7 +240,7 @@ PYBIND11_MODULE(_touchstone, m) {
       })
       .def("tolerance", [](const PyCase& pc, const std::string& output) {
         check(pc.c.decl(output) != nullptr, "{} has no output '{}'", pc.c.op->name(), output);
-        return pc.c.op->tolerance(pc.c.params, pc.c.dtype, output).str();
+        return pc.c.op->tolerance(pc.c.params, pc.c.dtype, output, pc.c.tensors).str();
       })
       // Fresh writable tensors a kernel works in, as the matrix gives a backend: inputs and in-outs
       // copied, outputs poisoned with NaN, so an element the kernel forgets to write fails.

@@ -20,9 +20,22 @@ double dot(const double* a, const double* b, int64_t n) {
 }
 
 // Scores -> probabilities in place; returns the log of the sum of exp(s). Subtracting the max keeps
-// exp finite for logits of any size.
+// exp finite for logits of any size. Special values (docs/catalog.md, "Special values"): a NaN or a
+// +Inf score makes every probability NaN (exp(s - max) is NaN for it: NaN, or Inf - Inf); a -Inf
+// score is a masked key of probability 0, and a row whose every score is -Inf has no key to attend
+// to: every probability 0, log -inf, and the caller's output stays zeros, as with no visible key.
 double softmax(std::vector<double>& s) {
-  const double m = *std::max_element(s.begin(), s.end());
+  const double ninf = -std::numeric_limits<double>::infinity();
+  double m = ninf;
+  bool nan = false;
+  for (double x : s) {
+    if (std::isnan(x)) nan = true;
+    else m = std::max(m, x);
+  }
+  if (!nan && m == ninf) {
+    std::fill(s.begin(), s.end(), 0.0);
+    return ninf;
+  }
   double sum = 0;
   for (double& x : s) sum += (x = std::exp(x - m));
   for (double& x : s) x /= sum;
@@ -44,6 +57,7 @@ double attend_rows(const double* q, const double* k, const double* v, int64_t n,
   std::vector<double> p(static_cast<size_t>(n));
   for (int64_t j = 0; j < n; ++j) p[j] = scale * dot(q, k + j * hd, hd);
   const double lse = softmax(p);
+  if (lse == -std::numeric_limits<double>::infinity()) return lse;  // every key masked: zeros
   for (int64_t j = 0; j < n; ++j)
     for (int64_t d = 0; d < hd; ++d) out[d] += p[j] * v[j * hd + d];
   return lse;
@@ -84,7 +98,7 @@ void mla_attention(const MlaAttentionParams& p, TensorMap& t) {
         std::vector<double> w(static_cast<size_t>(vis.size()));
         for (int64_t j = vis.begin; j < vis.end; ++j)
           w[j - vis.begin] = p.scale * (dot(qr, cb + j * r, r) + dot(qr + r, kb + j * dr, dr));
-        softmax(w);
+        if (softmax(w) == -std::numeric_limits<double>::infinity()) continue;  // every key masked: zeros
         for (int64_t j = vis.begin; j < vis.end; ++j)
           for (int64_t d = 0; d < r; ++d) o[d] += w[j - vis.begin] * cb[j * r + d];  // values are c itself
       }

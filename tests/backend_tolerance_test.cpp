@@ -67,7 +67,7 @@ TEST(BackendTolerance, AFivePercentErrorStillFails) {
 
 TEST(BackendTolerance, OtherBackendsAndCasesKeepTheOpsTolerance) {
   const Case c = gemv_case(QuantKind::Q4_K, 1, 128);
-  const std::string op_tol = c.op->tolerance(c.params, c.dtype, "out").str();
+  const std::string op_tol = c.op->tolerance(c.params, c.dtype, "out", c.tensors).str();
   for (const std::string& name : backend_names()) {
     if (name != "cpu") {
       EXPECT_FALSE(backend(name).tolerance(c, "out").has_value()) << name;
@@ -80,7 +80,7 @@ TEST(BackendTolerance, OtherBackendsAndCasesKeepTheOpsTolerance) {
   EXPECT_FALSE(backend("cpu").tolerance(exact, "out").has_value());
   const Verdict v = check_case(backend("cpu"), exact, false);
   EXPECT_TRUE(v.pass) << v.describe(true);
-  EXPECT_EQ(v.outputs[0].tolerance.str(), exact.op->tolerance(exact.params, exact.dtype, "out").str());
+  EXPECT_EQ(v.outputs[0].tolerance.str(), exact.op->tolerance(exact.params, exact.dtype, "out", exact.tensors).str());
   // Prefill quantizes its activations as the decode does, and is judged by the same bound.
   const Case prefill = gemv_case(QuantKind::Q4_K, 7, 128);
   EXPECT_EQ(backend("cpu").tolerance(prefill, "out")->str(), backend("cpu").tolerance(c, "out")->str());

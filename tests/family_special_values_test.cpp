@@ -1,9 +1,10 @@
-// NaN and Inf in every float input of every op of the quant, moe, paged and kv families, on every
-// backend, as the core family's special-value tests do for its elementwise ops: each op's smallest
-// smoke case (F32 activations) with a NaN, a +Inf and a -Inf written into every float input and
-// in-out (activations, scales, routing weights, pools), the expected outputs from the reference. The
-// judge requires NaN and Inf exactly where the reference has them and every other value within the
-// op's tolerance, so a backend that turns a special value into a finite one (or the reverse) fails.
+// NaN and Inf in every float input of every op of every family, on every backend (beside the core
+// family's denser grids of tests/special_values_test.cpp and the attention NaN tests): each op's
+// first smoke case with F32 activations, a NaN, a +Inf and a -Inf written into every float input and
+// in-out (activations, weights, scales, tables, routing weights, pools), the expected outputs from
+// the reference. The judge requires NaN and Inf exactly where the reference has them and every other
+// value within the op's tolerance, so a backend that turns a special value into a finite one (or the
+// reverse) fails. The semantics are docs/catalog.md's "Special values"; no backend is excepted.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -40,53 +41,6 @@ Case special_case(const Op& op, const CaseSpec& spec) {
   return c;
 }
 
-// Where a backend and the reference part ways today: what these ops do with a special value is not
-// yet defined in the catalog (the kv pools' non-finite rows are: docs/catalog.md, family kv). Listed as data,
-// as conformance/known_failures.cpp lists its cases: a listed pair that passes fails the test, so the
-// list never outlives the fix.
-struct Disagreement {
-  const char* backend;
-  const char* op;
-  const char* symptom;
-};
-constexpr const char* kMoeInt8 = "an Inf the reference keeps comes out NaN (the int8 activation path of the GGUF experts)";
-constexpr const char* kSoftmax =
-    "a NaN the reference's softmax gives (an Inf score from an Inf in q or a key) comes out finite";
-const std::vector<Disagreement> kDisagreements = {
-    {"cpu", "gemv_quant_moe_id_offset", kMoeInt8},
-    {"cpu", "gemv_quant_moe_id_batched", kMoeInt8},
-    {"cpu", "gemv_quant_moe_id_gate_up_silu_batched", kMoeInt8},
-    {"cpu", "gemm_quant_moe_id", kMoeInt8},
-    {"cpu", "gemm_quant_moe_id_indirect", kMoeInt8},
-    {"cpu", "paged_decode_attention", kSoftmax},
-    {"cpu", "paged_decode_attention_v2", kSoftmax},
-    {"cpu", "paged_varlen_attention", kSoftmax},
-    {"cpu", "paged_varlen_attention_vllm", kSoftmax},
-    {"cpu", "paged_varlen_attention_vllm_layout", kSoftmax},
-    {"cpu", "paged_varlen_attention_vllm_tiled_q4", kSoftmax},
-    {"cpu", "paged_varlen_attention_fa2_ffi", kSoftmax},
-    {"cpu", "paged_batched_decode_attention", kSoftmax},
-    {"cpu", "kv_paged_decode_attention", kSoftmax},
-    {"opencl", "paged_decode_attention", kSoftmax},
-    {"opencl", "paged_decode_attention_v2", kSoftmax},
-    {"opencl", "paged_varlen_attention_vllm_layout", kSoftmax},
-    {"opencl", "paged_batched_decode_attention", kSoftmax},
-    {"vulkan", "paged_decode_attention", kSoftmax},
-    {"vulkan", "paged_decode_attention_v2", kSoftmax},
-    {"vulkan", "paged_varlen_attention", kSoftmax},
-    {"vulkan", "paged_varlen_attention_vllm", kSoftmax},
-    {"vulkan", "paged_varlen_attention_vllm_layout", kSoftmax},
-    {"vulkan", "paged_varlen_attention_vllm_tiled_q4", kSoftmax},
-    {"vulkan", "paged_varlen_attention_fa2_ffi", kSoftmax},
-    {"vulkan", "paged_batched_decode_attention", kSoftmax},
-};
-
-const Disagreement* disagreement(const std::string& backend, const std::string& op) {
-  for (const Disagreement& d : kDisagreements)
-    if (backend == d.backend && op == d.op) return &d;
-  return nullptr;
-}
-
 class FamilySpecialValues : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(FamilySpecialValues, NaNAndInfInEveryFloatInput) {
@@ -94,24 +48,19 @@ TEST_P(FamilySpecialValues, NaNAndInfInEveryFloatInput) {
   if (!b) GTEST_SKIP() << GetParam() << " unavailable here";
   int judged = 0;
   for (const Op* op : all_ops()) {
-    if (op->family() == "core") continue;  // tests/special_values_test.cpp and the attention NaN tests
     const CaseSpec* spec = nullptr;
     for (const CaseSpec& c : op->cases())
       if (c.tier == Tier::Smoke && std::find(c.dtypes.begin(), c.dtypes.end(), DType::F32) != c.dtypes.end()) {
         spec = &c;
         break;
       }
+    EXPECT_NE(spec, nullptr) << op->name() << " has no smoke case with F32 activations";
     if (!spec) continue;
     const Case c = special_case(*op, *spec);
     if (!b->supports(c).ok) continue;
     const Verdict v = check_case(*b, c, false);
     if (!v.unsupported.empty()) continue;
     ++judged;
-    if (const Disagreement* d = disagreement(GetParam(), op->name())) {
-      EXPECT_FALSE(v.pass) << GetParam() << " " << op->name() << " now agrees with the reference (" << d->symptom
-                           << "): remove it from kDisagreements";
-      continue;
-    }
     EXPECT_TRUE(v.pass) << GetParam() << " " << op->name() << " " << spec->name << "\n" << v.describe();
   }
   EXPECT_GT(judged, 0);

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "core/case_file.h"
+#include "tests/gguf_writer.h"
 #include "tests/run_cli.h"
 #include "tests/temp_path.h"
 
@@ -107,6 +108,33 @@ TEST(GgufCli, ErrorsAreOneLine) {
   expect_one_line_error("gguf list " + (kData / "blk.0.attn_k.weight.q").string(), "not a GGUF file");
   expect_one_line_error("gguf", "usage: touchstone gguf list FILE");
   EXPECT_FALSE(fs::exists(out));
+}
+
+// A legal Q6_K tensor whose block scales d are all 1.0 (weights in the thousands: d x scale x (q - 32)
+// with 8-bit sub-scales) made a case of 3 rows: the cpu passes it, judged by a tolerance derived from
+// those weights (once a bound assumed from the generators' weights, 40 per term, which it failed).
+TEST(GgufCli, UnitBlockScalesAreJudgedByTheirOwnMagnitudes) {
+  const int64_t rows = 8, cols = 512, block_bytes = 210;
+  std::string data(static_cast<size_t>(rows * cols / 256 * block_bytes), '\0');
+  uint32_t x = 12345;
+  for (char& c : data) c = static_cast<char>((x = x * 1664525u + 1013904223u) >> 24);
+  for (size_t b = 0; b < data.size(); b += block_bytes) {
+    data[b + 208] = 0x00;  // d = f16 1.0 (0x3c00), little-endian
+    data[b + 209] = 0x3c;
+  }
+  test::GgufWriter w;
+  w.tensor("blk.0.ffn_down.weight", {cols, rows}, 14, data);  // ggml type 14: Q6_K; ne[0] is the row
+  const fs::path file = test::temp_path("gguf_cli_unit_scales.gguf");
+  {
+    std::ofstream f(file, std::ios::binary);
+    const std::string bytes = w.bytes();
+    f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
+  const fs::path out = out_path("unit_scales");
+  ASSERT_EQ(run_cli("gguf case " + file.string() + " blk.0.ffn_down.weight --m 3 --out " + out.string()).exit_code, 0);
+  const test::CliResult r = run_cli("check " + out.string() + " --backend cpu");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("max|dequantized w|"), std::string::npos) << r.out;
 }
 
 }  // namespace

@@ -29,7 +29,7 @@ Tensor reshaped(const Tensor& t, Shape s) {
 }
 
 struct Outputs {
-  TensorMap fused, chain;
+  TensorMap inputs, fused, chain;  // inputs: the case's, which the tolerance is derived from
 };
 
 // Runs the fused op and its chain on `b` from the same generated inputs; false (with `why`) when the
@@ -49,6 +49,7 @@ bool run_both(Backend& b, const WeightedSumResidualNormParams& p, DType dt, Outp
     }
   }
   const Case c = generate_case(fused, fp, dt, 11);
+  r.inputs = c.tensors;
   r.fused = c.tensors;
   run_case(b, fused, fp, r.fused);
 
@@ -83,7 +84,7 @@ TEST_P(MoeFused, ResidualNormEqualsItsChain) {
       ++judged;
       for (const char* out : {"residual", "normed_out"}) {
         const Tolerance tol = bitwise ? Tolerance{0, 0, "the reference: its definition, bit for bit"}
-                                      : fused.tolerance(Params::of(p), dt, out);
+                                      : fused.tolerance(Params::of(p), dt, out, r.inputs);
         const ErrorReport e = compare(r.chain.at(out), r.fused.at(out), tol);
         EXPECT_TRUE(e.pass()) << GetParam() << " n_slots=" << p.n_slots << " hidden=" << p.hidden << " "
                               << dtype_name(dt) << " " << out << ": " << e.summary() << " (" << tol.str() << ")";

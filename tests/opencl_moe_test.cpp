@@ -76,7 +76,7 @@ TEST(OpenclMoe, RouterToExpertGemmChainOnTheDevice) {
                             want.bucket.at("ids").as<int32_t>() + e * pairs, tpe.as<int32_t>()[e] * sizeof(int32_t)),
                 0)
           << what << ": ids of expert " << e;
-    const Tolerance tol = gemm_op.tolerance(Params::of(gp), DType::F32);
+    const Tolerance tol = gemm_op.tolerance(Params::of(gp), DType::F32, gemm.tensors);
     const ErrorReport r = compare(want.gemm.at("out"), got.gemm.at("out"), tol);
     EXPECT_TRUE(r.pass()) << what << ": " << r.summary() << " (" << tol.str() << ")";
   }

@@ -80,10 +80,10 @@ const Op& toy_op() {
         uniform_int(t["ids"], r, 0, p.rows - 1);
       },
       .reference = toy_reference,
-      .tolerance = [](const ToyParams&, DType dt) { return tol::elementwise(dt, 1); },
-      .outputs = {{.output = "taken", .tolerance = [](const ToyParams&, DType) { return tol::exact(); }},
+      .tolerance = [](const ToyParams&, DType dt, const TensorMap&) { return tol::elementwise(dt, 1); },
+      .outputs = {{.output = "taken", .tolerance = [](const ToyParams&, DType, const TensorMap&) { return tol::exact(); }},
                   {.output = "slots",
-                   .tolerance = [](const ToyParams&, DType) { return tol::exact(); },
+                   .tolerance = [](const ToyParams&, DType, const TensorMap&) { return tol::exact(); },
                    .unwritten =
                        [](const ToyParams& p, const TensorMap&, const TensorMap& expected, std::vector<uint8_t>& mask) {
                          const int32_t* taken = expected.at("taken").as<int32_t>();
@@ -238,8 +238,8 @@ TEST(PerOutputJudging, UnwrittenSlotsAreNotComparedButWrittenOnesAre) {
 }
 
 TEST(PerOutputJudging, EachOutputHasItsOwnTolerance) {
-  const Tolerance t_out = toy_op().tolerance(kToy, DType::F32, "out");
-  const Tolerance t_taken = toy_op().tolerance(kToy, DType::F32, "taken");
+  const Tolerance t_out = toy_op().tolerance(kToy, DType::F32, "out", {});
+  const Tolerance t_taken = toy_op().tolerance(kToy, DType::F32, "taken", {});
   EXPECT_FALSE(t_out.exact());
   EXPECT_TRUE(t_taken.exact());
   // Within the float tolerance of `out`: passes; a bit off in an exact output: fails.
@@ -371,7 +371,7 @@ TEST(Catalog, OutputRulesNameDeclaredOutputs) {
   static const TypedOp<GemmParams> misspelt({
       .name = "misspelt_rule",
       .tensors = [](const GemmParams& p) { return std::vector{in("a", {p.m, p.k}), out("out", {p.m, p.n})}; },
-      .tolerance = [](const GemmParams&, DType dt) { return tol::elementwise(dt); },
+      .tolerance = [](const GemmParams&, DType dt, const TensorMap&) { return tol::elementwise(dt); },
       .outputs = {{.output = "outt"}},
       .cases = {{"one", Tier::Smoke, {1, 1, 1}, {DType::F32}}},
   });

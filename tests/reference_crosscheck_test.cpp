@@ -70,7 +70,7 @@ TEST(ReferenceCrossCheck, GemmMatchesEigen) {
       return {c.data(), c.data() + c.size()};
     };
     expect_same_to_the_f32_ulp(t.at("out"), product(0.0), "gemm double " + tag);
-    const Tolerance tol = op.tolerance(p, DType::F32);
+    const Tolerance tol = op.tolerance(p, DType::F32, t);
     const ErrorReport f32 = compare(t.at("out"), f32_tensor({s.m, s.n}, product(0.0f)), tol);
     EXPECT_TRUE(f32.pass()) << "gemm F32 " << tag << ": " << f32.summary() << " (" << tol.why << ")";
   }
@@ -148,7 +148,7 @@ TEST(ReferenceCrossCheck, FlashAttentionMatchesEigen) {
     const Tensor& want = t.at("out");
     expect_same_to_the_f32_ulp(want, eigen_flash_attention<double>(s, t, Mistake::None), "double " + tag);
 
-    const Tolerance tol = op.tolerance(p, DType::F32);
+    const Tolerance tol = op.tolerance(p, DType::F32, t);
     const ErrorReport f32 = compare(want, f32_tensor(want.shape(), eigen_flash_attention<float>(s, t, Mistake::None)), tol);
     EXPECT_TRUE(f32.pass()) << "F32 " << tag << ": " << f32.summary() << " (" << tol.why << ")";
     if (s.causal) {
@@ -173,7 +173,7 @@ TEST(ReferenceCrossCheck, FlashAttentionHugeLogitsStayFinite) {
   EXPECT_GT(max_logit, 5e3) << "the case should reach logits of order 1e4";
   for (int64_t i = 0; i < t.at("out").numel(); ++i) ASSERT_TRUE(std::isfinite(t.at("out").get(i))) << i;
   expect_same_to_the_f32_ulp(t.at("out"), eigen_flash_attention<double>(s, t, Mistake::None), "huge logits");
-  const Tolerance tol = op.tolerance(Params::of(s), DType::F32);
+  const Tolerance tol = op.tolerance(Params::of(s), DType::F32, t);
   const Tensor& want = t.at("out");
   EXPECT_TRUE(compare(want, f32_tensor(want.shape(), eigen_flash_attention<float>(s, t, Mistake::None)), tol).pass());
   EXPECT_FALSE(compare(want, f32_tensor(want.shape(), eigen_flash_attention<float>(s, t, Mistake::NoMaxSubtraction)), tol).pass())
@@ -211,7 +211,7 @@ TEST(ReferenceCrossCheck, MlaAttentionMatchesEigen) {
     const Params p = Params::of(s);
     const TensorMap t = reference_case(op, p, tag);
     expect_same_to_the_f32_ulp(t.at("out"), eigen_mla<double>(s, t), "mla double " + tag);
-    const Tolerance tol = op.tolerance(p, DType::F32);
+    const Tolerance tol = op.tolerance(p, DType::F32, t);
     const ErrorReport f32 = compare(t.at("out"), f32_tensor(t.at("out").shape(), eigen_mla<float>(s, t)), tol);
     EXPECT_TRUE(f32.pass()) << "mla F32 " << tag << ": " << f32.summary() << " (" << tol.why << ")";
   }
@@ -279,7 +279,7 @@ TEST(ReferenceCrossCheck, QkNormRopeMatchesComplexRotation) {
     const TensorMap t = reference_case(op, p, tag);
     const Tensor& want = t.at("output");
     expect_same_to_the_f32_ulp(want, complex_rope<double>(s, t), "qk_norm_rope " + tag);
-    const Tolerance tol = op.tolerance(p, DType::F32);
+    const Tolerance tol = op.tolerance(p, DType::F32, t);
     const ErrorReport f32 = compare(want, f32_tensor(want.shape(), complex_rope<float>(s, t)), tol);
     EXPECT_TRUE(f32.pass()) << "F32 " << tag << ": " << f32.summary() << " (" << tol.why << ")";
     EXPECT_FALSE(compare(want, f32_tensor(want.shape(), complex_rope<float>(s, t, true)), tol).pass())

@@ -3,6 +3,7 @@
 #include "vulkan/backend.h"
 
 #include <algorithm>
+#include <vector>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -67,6 +68,7 @@ class VulkanLaunch final : public Launch {
 
 class VulkanImpl final : public Backend {
  public:
+  ~VulkanImpl() override { std::erase(live(), this); }
   VulkanImpl() {
     add_gemm_planners(planners_);
     add_norm_planners(planners_);
@@ -224,17 +226,29 @@ class VulkanImpl final : public Backend {
   // loads it; the registry's static destructor ran after it and crashed in vkDestroyDevice (an H100,
   // driver 580). Exit handlers run in reverse order of registration, so one registered now runs
   // before the driver's and frees every Vulkan object while the driver is whole. Launches never
-  // outlive main (the benchmark releases its setups before returning).
+  // outlive main (the benchmark releases its setups before returning). Every instance that opened a
+  // device is released there, and one destroyed before (a test's own backend) leaves the list first:
+  // the handler never reaches a freed instance.
   void release_before_the_driver_exits() {
-    static VulkanImpl* self = nullptr;
-    self = this;
-    std::atexit([] {
-      self->evict_.reset();
-      self->staging_ = Buffer();
-      self->pipelines_.reset();
-      self->ctx_.reset();
-      self->reason_ = "the Vulkan device was released at exit";
-    });
+    static const bool registered = [] {
+      std::atexit([] {
+        for (VulkanImpl* self : live()) {
+          self->evict_.reset();
+          self->staging_ = Buffer();
+          self->pipelines_.reset();
+          self->ctx_.reset();
+          self->reason_ = "the Vulkan device was released at exit";
+        }
+      });
+      return true;
+    }();
+    (void)registered;
+    live().push_back(this);
+  }
+  // Never destroyed: static destructors (the registry's instance) may still look into it.
+  static std::vector<VulkanImpl*>& live() {
+    static auto* v = new std::vector<VulkanImpl*>();
+    return *v;
   }
 
   PlannerTable planners_;

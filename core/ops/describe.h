@@ -8,6 +8,7 @@
 
 #include "core/checked.h"
 #include "core/op.h"
+#include "core/ops/magnitude.h"
 #include "core/tolerance.h"
 
 #include <fmt/format.h>

@@ -94,6 +94,7 @@ layout(push_constant) uniform Push {
 
 #define NEG_INF uintBitsToFloat(0xff800000u)
 #define QNAN uintBitsToFloat(0x7fc00000u)
+#define NEG_ZERO uintBitsToFloat(0x80000000u)  // the weight of a key the row does not see
 
 // Sequence z as this work group sees it: n query rows, the first at position `first` (negative for
 // FA2 rows before the kv starts), kv keys, its first row in the flat q (varlen) and its block table.
@@ -384,16 +385,22 @@ void main() {
       float corr = 1.0, sum = 0.0;
       if (m_new != NEG_INF) {
         corr = exp(m_old - m_new);  // 0 while the row had seen nothing
+        const uvec2 kr = srange[t];
         for (uint jj = 0; jj < BK; ++jj) {
-          const float e = exp(sp[t][jj] - m_new);
+          // A hidden key (past the tile, outside the row's range) weighs -0.0, which the P.V loop
+          // skips (its value may be a pool's NaN); a visible key's weight is multiplied in even when
+          // it is +0 (a -Inf score, an underflow), as the reference's p_j v_j is: 0 x NaN is NaN.
+          const uint j = j0 + jj;
+          const float e = j < j_end && j >= kr.x && j < kr.y ? exp(sp[t][jj] - m_new) : NEG_ZERO;
           sp[t][jj] = e;
           sum += e;
         }
-      } else {
-        for (uint jj = 0; jj < BK; ++jj) sp[t][jj] = 0.0;
+      } else {  // every visible score -Inf so far: masked keys (docs/catalog.md, "Special values")
+        for (uint jj = 0; jj < BK; ++jj) sp[t][jj] = NEG_ZERO;
       }
       sm[t] = m_new;
-      sl[t] = nan_seen ? QNAN : sl[t] * corr + sum;
+      // A +Inf score is the max, and the reference's exp(s - max) is exp(Inf - Inf) = NaN: as a NaN score.
+      sl[t] = nan_seen || (isinf(m_new) && m_new > 0.0) ? QNAN : sl[t] * corr + sum;
       scorr[t] = corr;
     }
     // K is no longer needed: stage V in the same shared tile.
@@ -415,7 +422,7 @@ void main() {
         const float vd = skv[jj * HD_MAX + d];  // loaded once for every row
         for (uint rr = 0; rr < BQ; ++rr) {
           const float pj = sp[rr][jj];
-          if (pj != 0.0) a[rr] = fma(pj, vd, a[rr]);  // an invisible key contributes nothing, even NaN
+          if (floatBitsToUint(pj) != 0x80000000u) a[rr] = fma(pj, vd, a[rr]);  // a hidden key (-0.0): nothing, even NaN
         }
       }
       for (uint rr = 0; rr < BQ; ++rr) acc[rr][c] = a[rr];

@@ -22,7 +22,7 @@ const Op& op_add_bias() {
       .generate = [](const AddBiasParams&, TensorMap& t, Rng& r) { normal(t["data"], r); normal(t["bias"], r); },
       .reference = ref::add_bias,
       // One F32 add, then the output rounding.
-      .tolerance = [](const AddBiasParams&, DType dt) { return tol::elementwise(dt, 1); },
+      .tolerance = [](const AddBiasParams&, DType dt, const TensorMap&) { return tol::elementwise(dt, 1); },
       .cost = [](const AddBiasParams& p, DType dt) {
         const double n = double(p.rows) * double(p.cols);
         return Cost{n, bytes(dt, 2.0 * n + double(p.cols))};

@@ -21,7 +21,7 @@ const Op& op_add_inplace() {
       .generate = [](const AddInplaceParams&, TensorMap& t, Rng& r) { normal(t["residual"], r); normal(t["x"], r); },
       .reference = ref::add_inplace,
       // One F32 add, then the output rounding.
-      .tolerance = [](const AddInplaceParams&, DType dt) { return tol::elementwise(dt, 1); },
+      .tolerance = [](const AddInplaceParams&, DType dt, const TensorMap&) { return tol::elementwise(dt, 1); },
       .cost = [](const AddInplaceParams& p, DType dt) { return Cost{double(p.len), bytes(dt, 3.0 * p.len)}; },
       .cases = edge_lengths<AddInplaceParams>({
           {"llama3_8b_t4_d4096", Tier::Full, len(4 * 4096)},

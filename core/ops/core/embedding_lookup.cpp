@@ -35,7 +35,7 @@ const Op& op_embedding_lookup() {
         index_values(t["ids"], p.vocab, r);
       },
       .reference = ref::embedding_lookup,
-      .tolerance = [](const EmbeddingLookupParams&, DType) { return tol::exact(); },
+      .tolerance = [](const EmbeddingLookupParams&, DType, const TensorMap&) { return tol::exact(); },
       .cost = [](const EmbeddingLookupParams& p, DType dt) {
         return Cost{0, bytes(dt, 2.0 * double(p.n) * double(p.dim)) + 4.0 * double(p.n)};
       },

@@ -33,7 +33,7 @@ const Op& op_embedding_lookup_dev() {
         index_values(t["ids"], p.vocab, r);
       },
       .reference = ref::embedding_lookup_dev,
-      .tolerance = [](const EmbeddingLookupDevParams&, DType) { return tol::exact(); },
+      .tolerance = [](const EmbeddingLookupDevParams&, DType, const TensorMap&) { return tol::exact(); },
       .cost = [](const EmbeddingLookupDevParams& p, DType dt) {
         return Cost{0, bytes(dt, 2.0 * double(p.batch) * double(p.dim)) + 4.0 * double(p.batch)};
       },

@@ -41,9 +41,9 @@ const Op& op_flash_attention() {
         attn::normal_rows_then_nan(t["v"], r, p.batch * p.num_kv_heads, p.kv_rows(), p.kv_len, p.head_dim);
       },
       .reference = ref::flash_attention,
-      .tolerance = [](const P& p, DType dt) {
+      .tolerance = [](const P& p, DType dt, const TensorMap& in) {
         const int64_t keys = p.sliding_window > 0 ? std::min(p.kv_len, p.sliding_window) : p.kv_len;
-        return attn::softmax_tolerance(dt, p.head_dim, p.scale, keys);
+        return attn::softmax_tolerance(dt, p.head_dim, p.scale, keys, attn::row_magnitudes(in, "q", "k", "v", p.head_dim));
       },
       .cost = [](const P& p, DType dt) {
         const double pairs = attn::visible_pairs(p.q_len, p.pos_offset, p.kv_len, p.causal, p.sliding_window);

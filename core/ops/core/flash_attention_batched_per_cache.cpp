@@ -64,7 +64,10 @@ const Op& op_flash_attention_batched_per_cache() {
         }
       },
       .reference = ref::flash_attention_batched_per_cache,
-      .tolerance = [](const P& p, DType dt) { return attn::softmax_tolerance(dt, p.hd, p.scale, p.capacity); },
+      .tolerance = [](const P& p, DType dt, const TensorMap& in) {
+        return attn::softmax_tolerance(dt, p.hd, p.scale, p.capacity,
+                                       attn::row_magnitudes(in, "q", "k_caches", "v_caches", p.hd));
+      },
       // Assumes the generator's kv_lens (the cost model sees parameters only).
       .cost = [](const P& p, DType dt) {
         double rows = 0;

@@ -30,7 +30,7 @@ const Op& op_fused_add_rms_norm() {
       },
       .reference = ref::fused_add_rms_norm,
       // As rms_norm plus the add (ops 11). The stored residual is one correctly rounded add: well inside.
-      .tolerance = [](const FusedAddRmsNormParams& p, DType dt) {
+      .tolerance = [](const FusedAddRmsNormParams& p, DType dt, const TensorMap&) {
         return tol::row_norm(dt, double(p.dim), 0.0, 11);
       },
       .cost = [](const FusedAddRmsNormParams& p, DType dt) {

@@ -23,7 +23,7 @@ const Op& op_fused_silu_mul_split() {
       .reference = ref::fused_silu_mul_split,
       // ops 20: exp at GLSL's bound (3 + 2|x| ulp, |x| <= 6.5 for N(0,1)), 1 +, divide (2.5 ulp), * up;
       // no cancellation (1 + exp(-g) >= 1), so the error stays relative.
-      .tolerance = [](const FusedSiluMulSplitParams&, DType dt) { return tol::elementwise(dt, 20); },
+      .tolerance = [](const FusedSiluMulSplitParams&, DType dt, const TensorMap&) { return tol::elementwise(dt, 20); },
       .cost = [](const FusedSiluMulSplitParams& p, DType dt) {
         const double n = double(p.tokens) * double(p.im);
         return Cost{5.0 * n, bytes(dt, 3.0 * n)};

@@ -46,7 +46,7 @@ const Op& op_fused_silu_mul_split_strided() {
       },
       .reference = ref::fused_silu_mul_split_strided,
       // As fused_silu_mul_split: exp at GLSL's bound, 1 +, divide, * up (ops 20), relative.
-      .tolerance = [](const FusedSiluMulSplitStridedParams&, DType dt) { return tol::elementwise(dt, 20); },
+      .tolerance = [](const FusedSiluMulSplitStridedParams&, DType dt, const TensorMap&) { return tol::elementwise(dt, 20); },
       .cost = [](const FusedSiluMulSplitStridedParams& p, DType dt) {
         const double n = double(p.tokens) * double(p.intermediate);
         return Cost{5.0 * n, bytes(dt, 3.0 * n)};

@@ -55,7 +55,7 @@ const Op& op_kv_cache_append_batched_per_cache() {
         normal(t["new_data"], r);
       },
       .reference = ref::kv_cache_append_batched_per_cache,
-      .tolerance = [](const KvCacheAppendBatchedPerCacheParams&, DType) { return tol::exact(); },
+      .tolerance = [](const KvCacheAppendBatchedPerCacheParams&, DType, const TensorMap&) { return tol::exact(); },
       .cost = [](const KvCacheAppendBatchedPerCacheParams& p, DType dt) {
         return Cost{0, bytes(dt, 2.0 * double(p.m) * double(p.nkv) * double(p.hd)) + 4.0 * double(p.m)};
       },

@@ -43,7 +43,7 @@ const Op& op_kv_cache_append_head_major() {
         normal(t["new_v_head_major"], r);
       },
       .reference = ref::kv_cache_append_head_major,
-      .tolerance = [](const KvCacheAppendHeadMajorParams&, DType) { return tol::exact(); },
+      .tolerance = [](const KvCacheAppendHeadMajorParams&, DType, const TensorMap&) { return tol::exact(); },
       .cost = [](const KvCacheAppendHeadMajorParams& p, DType dt) {
         return Cost{0, bytes(dt, 4.0 * double(p.nkv) * double(p.new_tokens) * double(p.hd))};
       },

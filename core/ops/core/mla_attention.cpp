@@ -39,8 +39,14 @@ const Op& op_mla_attention() {
         normal(t["kv_rope"], r);
       },
       .reference = ref::mla_attention,
-      .tolerance = [](const P& p, DType dt) {
-        return attn::softmax_tolerance(dt, p.kv_lora_rank + p.qk_rope_head_dim, p.scale, p.kv_len);
+      .tolerance = [](const P& p, DType dt, const TensorMap& in) {
+        // A key is (c_j, k_rope_j): its norm at most the hypotenuse of the longest of each; a value is c_j.
+        const double c = magnitude::max_row_norm(in, "kv_compressed", p.kv_lora_rank);
+        const double rope = magnitude::max_row_norm(in, "kv_rope", p.qk_rope_head_dim);
+        const attn::Magnitudes m{magnitude::max_row_norm(in, "q", p.kv_lora_rank + p.qk_rope_head_dim),
+                                 std::hypot(c, rope), magnitude::max_abs(in, "kv_compressed"),
+                                 "max row norm of q, hypot of those of kv_compressed and kv_rope, max|kv_compressed|"};
+        return attn::softmax_tolerance(dt, p.kv_lora_rank + p.qk_rope_head_dim, p.scale, p.kv_len, m);
       },
       .cost = [](const P& p, DType dt) {
         const double pairs = attn::visible_pairs(p.q_len, p.pos_offset, p.kv_len, p.causal, 0);

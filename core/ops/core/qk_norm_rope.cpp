@@ -34,7 +34,9 @@ const Op& op_qk_norm_rope() {
         rope::generate_tables(t, p.max_pos, p.rotary_dim, p.head_dim);
       },
       .reference = ref::qk_norm_rope,
-      .tolerance = [](const P& p, DType dt) { return rope::tolerance(dt, p.mode, p.head_dim); },
+      .tolerance = [](const P& p, DType dt, const TensorMap& in) {
+        return rope::tolerance(dt, p.mode, p.head_dim, in, "input", {"norm_w"});
+      },
       .cost = [](const P& p, DType dt) {
         const double n = double(p.tokens * p.heads * p.head_dim), half = rope::rotary(p.rotary_dim, p.head_dim) / 2;
         const double tables = p.mode == rope::kTransposeOnly ? 0 : 2.0 * p.tokens * half;

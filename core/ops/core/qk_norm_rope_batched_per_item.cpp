@@ -38,7 +38,9 @@ const Op& op_qk_norm_rope_batched_per_item() {
         pos[p.m / 2] = static_cast<uint32_t>(p.max_pos - 1);
       },
       .reference = ref::qk_norm_rope_batched_per_item,
-      .tolerance = [](const P& p, DType dt) { return rope::tolerance(dt, p.mode, p.head_dim); },
+      .tolerance = [](const P& p, DType dt, const TensorMap& in) {
+        return rope::tolerance(dt, p.mode, p.head_dim, in, "input", {"norm_w"});
+      },
       .cost = [](const P& p, DType dt) {
         const double n = double(p.m * p.heads * p.head_dim), half = rope::rotary(p.rotary_dim, p.head_dim) / 2;
         const double tables = p.mode == rope::kTransposeOnly ? 0 : 2.0 * p.m * half;

@@ -29,7 +29,7 @@ const Op& op_rms_norm() {
       .reference = ref::rms_norm,
       // ops 10: ss/n (2.5 ulp, OpenCL's divide), + eps, 1/sqrt (up to 5.5 ulp), * x, * w. Nothing is
       // added after the scaling, so the error stays relative to each output (mag 0).
-      .tolerance = [](const RmsNormParams& p, DType dt) { return tol::row_norm(dt, double(p.dim), 0.0, 10); },
+      .tolerance = [](const RmsNormParams& p, DType dt, const TensorMap&) { return tol::row_norm(dt, double(p.dim), 0.0, 10); },
       .cost = [](const RmsNormParams& p, DType dt) {
         const double n = double(p.tokens) * double(p.dim);
         return Cost{4.0 * n, bytes(dt, 2.0 * n + double(p.dim))};

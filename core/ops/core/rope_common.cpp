@@ -40,22 +40,36 @@ void generate_tables(TensorMap& t, int64_t max_pos, int64_t rotary_dim, int64_t 
 void generate_norm_weight(Tensor& w, Rng& r) { describe::uniform(w, r, kMinWeight, kMaxWeight); }
 
 // Mode 0 moves bits. Otherwise each rotated output is a*cos - b*sin: two products and an add in F32,
-// at most 3 u32 (|a| + |b|) (|cos|, |sin| <= 1), plus one rounding of the output (rtol).
-//   mode 2: a, b are inputs, N(0,1): |a| + |b| < 2 * 8 (8 sigma).
+// at most 3 u32 (|a||cos| + |b||sin|) <= 3 u32 max|a| (max|cos| + max|sin|), the tables' maxima
+// read from the case (1 for real tables), plus one rounding of the output (rtol).
+//   mode 2: a, b are inputs: max|a| is the case's largest |input|.
 //   mode 1: a = x * r * w with r = 1/sqrt(mean(x^2) + eps). The sum of head_dim squares is off by at most
 //   8 sqrt(head_dim) u32 relative (core/tolerance.h's model), the mean, eps, sqrt and division add 4 u32,
-//   the two products 2 u32; and |x r| <= sqrt(head_dim) (no channel holds more than all the energy).
-Tolerance tolerance(DType dt, int64_t mode, int64_t head_dim) {
+//   the two products 2 u32; and |x r| <= sqrt(head_dim) (no channel holds more than all the energy), so
+//   max|a| <= sqrt(head_dim) max|w|, whatever the input's scale.
+Tolerance tolerance(DType dt, int64_t mode, int64_t head_dim, const TensorMap& in, const std::string& x,
+                    const std::vector<std::string>& norm_ws) {
   if (mode == kTransposeOnly) return tol::exact();
   const double u32 = 0x1p-24, rtol = 2 * unit_roundoff(dt) + 4 * u32;
-  if (mode == kRopeOnly)
-    return {3 * u32 * 2 * 8.0, rtol,
-            fmt::format("rope: 3 u32 * (|a| + |b| < 16, N(0,1) inputs) abs + 2 u_{} rel", dtype_name(dt))};
+  const double tables = magnitude::max_abs(in, "cos") + magnitude::max_abs(in, "sin");
+  if (mode == kRopeOnly) {
+    const double x_max = magnitude::max_abs(in, x);
+    return {3 * u32 * x_max * tables, rtol,
+            fmt::format("rope: 3 u32 x max|{}| {} x (max|cos| + max|sin|) {} abs + 2 u_{} rel", x,
+                        magnitude::str(x_max), magnitude::str(tables), dtype_name(dt))};
+  }
+  double w_max = 0;
+  std::string ws;
+  for (const auto& w : norm_ws) {
+    w_max = std::max(w_max, magnitude::max_abs(in, w));
+    ws += (ws.empty() ? "" : ", ") + w;
+  }
   const double hd = static_cast<double>(head_dim);
   const double rel = 8 * std::sqrt(hd) * u32 + 4 * u32 + 2 * u32 + 3 * u32;
-  return {rel * 2 * std::sqrt(hd) * kMaxWeight, rtol,
-          fmt::format("rms norm over {} + rope: (8 sqrt(hd) + 9) u32 * 2 sqrt(hd) * max w abs + 2 u_{} rel",
-                      head_dim, dtype_name(dt))};
+  return {rel * std::sqrt(hd) * w_max * tables, rtol,
+          fmt::format("rms norm over {} + rope: (8 sqrt(hd) + 9) u32 x sqrt(hd) x max|{}| {} x (max|cos| + max|sin|) "
+                      "{} abs + 2 u_{} rel",
+                      head_dim, ws, magnitude::str(w_max), magnitude::str(tables), dtype_name(dt))};
 }
 
 double flops(int64_t mode, int64_t rows, int64_t head_dim, int64_t rotary_dim) {

@@ -37,8 +37,10 @@ inline constexpr double kMinWeight = 0.5, kMaxWeight = 1.5;
 void generate_tables(TensorMap& t, int64_t max_pos, int64_t rotary_dim, int64_t head_dim);
 void generate_norm_weight(Tensor& w, Rng& r);
 
-// The tolerance of one (norm +) RoPE of a head of N(0,1) activations; see the derivation in the .cpp.
-Tolerance tolerance(DType dt, int64_t mode, int64_t head_dim);
+// The tolerance of one (norm +) RoPE of a head, from the case's input `x`, its norm weights `norm_ws`
+// and its cos / sin tables; see the derivation in the .cpp.
+Tolerance tolerance(DType dt, int64_t mode, int64_t head_dim, const TensorMap& in, const std::string& x,
+                    const std::vector<std::string>& norm_ws);
 
 // Cost of a (norm +) rope over `rows` head vectors: FLOPs per element and bytes of the tables read.
 double flops(int64_t mode, int64_t rows, int64_t head_dim, int64_t rotary_dim);

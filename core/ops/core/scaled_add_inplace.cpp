@@ -21,12 +21,13 @@ const Op& op_scaled_add_inplace() {
       .validate_params = [](const ScaledAddInplaceParams& p) { positive(p.len, "len"); },
       .generate = [](const ScaledAddInplaceParams&, TensorMap& t, Rng& r) { normal(t["dst"], r); normal(t["src"], r); },
       .reference = ref::scaled_add_inplace,
-      .tolerance = [](const ScaledAddInplaceParams& p, DType dt) {
+      .tolerance = [](const ScaledAddInplaceParams& p, DType dt, const TensorMap& in) {
         // A product and an add in F32. Where dst ~ -scale*src the sum cancels and the product's rounding
-        // (u32 of |scale * src|, |src| <= 6 for N(0,1)) is absolute.
+        // (u32 of |scale * src|, |src| at most the case's max|src|) is absolute.
         Tolerance t = tol::elementwise(dt, 2);
-        t.atol = 6.0 * std::fabs(double(p.scale)) * 0x1p-24 + tol::underflow_floor(dt);
-        t.why += "; cancellation: u32*|scale|*6 abs";
+        const double src = magnitude::max_abs(in, "src");
+        t.atol = src * std::fabs(double(p.scale)) * 0x1p-24 + tol::underflow_floor(dt);
+        t.why += fmt::format("; cancellation: u32*|scale|*max|src| ({}) abs", magnitude::str(src));
         return t;
       },
       .cost = [](const ScaledAddInplaceParams& p, DType dt) { return Cost{2.0 * p.len, bytes(dt, 3.0 * p.len)}; },

@@ -24,7 +24,7 @@ const Op& op_split_qkv() {
       },
       .generate = [](const SplitQkvParams&, TensorMap& t, Rng& r) { normal(t["qkv"], r); },
       .reference = ref::split_qkv,
-      .tolerance = [](const SplitQkvParams&, DType) { return tol::exact(); },
+      .tolerance = [](const SplitQkvParams&, DType, const TensorMap&) { return tol::exact(); },
       .cost = [](const SplitQkvParams& p, DType dt) {
         return Cost{0, bytes(dt, 2.0 * double(p.tokens) * double(p.q_dim + 2 * p.kv_dim))};
       },

@@ -27,7 +27,9 @@ const Op& op_split_qkv_norm_rope() {
       .infer = [](P& p, const TensorMap& t) { p.max_pos = rope::infer_max_pos(t); },
       .generate = rope::generate_split_inputs,
       .reference = ref::split_qkv_norm_rope,
-      .tolerance = [](const P& p, DType dt) { return rope::tolerance(dt, p.qk_mode, p.head_dim); },
+      .tolerance = [](const P& p, DType dt, const TensorMap& in) {
+        return rope::tolerance(dt, p.qk_mode, p.head_dim, in, "qkv", {"q_norm_w", "k_norm_w"});
+      },
       .cost = rope::split_cost,
       .cases = {
           {"qh4_kvh2_mode1_hd128", Tier::Smoke, {.tokens = 5, .q_heads = 4, .kv_heads = 2, .head_dim = 128, .max_pos = 8}},

@@ -62,7 +62,9 @@ const Op& op_split_qkv_norm_rope_into_cache() {
         fill_cache(p, t.at("cache_v"), r);
       },
       .reference = ref::split_qkv_norm_rope_into_cache,
-      .tolerance = [](const P& p, DType dt) { return rope::tolerance(dt, p.qk_mode, p.head_dim); },
+      .tolerance = [](const P& p, DType dt, const TensorMap& in) {
+        return rope::tolerance(dt, p.qk_mode, p.head_dim, in, "qkv", {"q_norm_w", "k_norm_w"});
+      },
       .cost = [](const P& p, DType dt) { return rope::split_cost(p, dt); },
       .cases = {
           {"prefill_empty_cache_hd128", Tier::Smoke,

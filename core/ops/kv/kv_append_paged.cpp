@@ -121,7 +121,7 @@ const Op& op_kv_append_paged() {
         kvq::fill_pools(p.kv_dtype, pool_of(p), t, t.at("paged_block_indices"), len, r);
       },
       .reference = ref::kv_append_paged,
-      .tolerance = [](const P&, DType) { return Tolerance{0, 0, "defined to the bit: F32 max, divide, round, convert"}; },
+      .tolerance = [](const P&, DType, const TensorMap&) { return Tolerance{0, 0, "defined to the bit: F32 max, divide, round, convert"}; },
       .cost = [](const P& p, DType) {
         const double rows = static_cast<double>(p.tokens * p.num_kv_heads), hd = static_cast<double>(p.head_dim);
         const double stored = bytes(storage_dtype(p.kv_dtype), hd) + (kvq::has_scales(p.kv_dtype) ? 4 : 0);

@@ -81,7 +81,12 @@ const Op& op_kv_paged_decode_attention() {
         kvq::fill_pools(p.kv_dtype, pool_of(p), t, t.at("block_table"), p.valid_kv_len, r);
       },
       .reference = ref::kv_paged_decode_attention,
-      .tolerance = [](const P& p, DType dt) { return attn::softmax_tolerance(dt, p.head_dim, p.scale, p.valid_kv_len); },
+      .tolerance = [](const P& p, DType dt, const TensorMap& in) {
+        const bool scaled = kvq::has_scales(p.kv_dtype);
+        return attn::softmax_tolerance(dt, p.head_dim, p.scale, p.valid_kv_len,
+                                       attn::pool_magnitudes(in, "q", "layer_k", "layer_v", p.head_dim,
+                                                             scaled ? "layer_k_scales" : "", scaled ? "layer_v_scales" : ""));
+      },
       .cost = [](const P& p, DType dt) {
         const double scale_bytes = kvq::has_scales(p.kv_dtype) ? 4 : 0;
         return paged::attention_cost(static_cast<double>(p.num_q_heads * p.valid_kv_len),

@@ -38,7 +38,7 @@ const Op& op_compute_ids_tpe() {
         expert_choices(t["selected_ids"], p.batch, p.top_k, p.num_experts, r);
       },
       .reference = ref::compute_ids_tpe,
-      .tolerance = [](const ComputeIdsTpeParams&, DType) { return Tolerance{0, 0, "counts and indices: exact"}; },
+      .tolerance = [](const ComputeIdsTpeParams&, DType, const TensorMap&) { return Tolerance{0, 0, "counts and indices: exact"}; },
       .outputs = {{"ids", {},
                    [](const ComputeIdsTpeParams& p, const TensorMap&, const TensorMap& expected,
                       std::vector<uint8_t>& mask) {

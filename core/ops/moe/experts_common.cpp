@@ -108,16 +108,28 @@ double expert_bytes(const MoeExperts& w, DType dt) {
   return bytes(dt, static_cast<double>(w.n_rows) * static_cast<double>(w.n_cols));
 }
 
-Tolerance dot(DType out, int64_t n_cols) { return quant_gemm::tolerance(out, n_cols); }
+double weights_max_abs(const MoeExperts& w, const TensorMap& in, const std::string& name) {
+  const Tensor& t = magnitude::input(in, name);
+  return quant::format(w.kind) ? magnitude::max_abs_gguf(t, w.kind, w.n_cols) : magnitude::max_abs(t);
+}
 
-Tolerance silu_product(DType out, int64_t n_cols) {
-  const Tolerance acc = tol::accumulation(DType::F32, static_cast<double>(n_cols), quant_gemm::kTermBound);
-  const double bound = std::sqrt(static_cast<double>(n_cols)) * quant_gemm::kTermBound;
+Tolerance dot(DType out, const MoeExperts& w, const TensorMap& in) {
+  return quant_gemm::tolerance(out, w.n_cols, magnitude::max_abs(in, "a"), weights_max_abs(w, in, "weights"));
+}
+
+Tolerance silu_product(DType out, const MoeExperts& w, const TensorMap& in) {
+  const double n = static_cast<double>(w.n_cols), a = magnitude::max_abs(in, "a");
+  const double gate_term = a * weights_max_abs(w, in, "gate_w"), up_term = a * weights_max_abs(w, in, "up_w");
+  const double gate_err = tol::accumulation(DType::F32, n, gate_term, "").atol;
+  const double up_err = tol::accumulation(DType::F32, n, up_term, "").atol;
+  // Each factor's size: sqrt(n) times its largest term, the model tol::accumulation's partial sums follow.
+  const double gate_bound = std::sqrt(n) * gate_term, up_bound = std::sqrt(n) * up_term;
   const double u32 = 0x1p-24;
-  return {2.1 * acc.atol * bound + tol::underflow_floor(out), 2 * unit_roundoff(out) + 8 * u32,
-          fmt::format("silu(gate) * up: 1.1 x gate's + up's accumulation error ({:.3g} each, {} terms) x the other's "
-                      "bound {:.3g} abs; 8 F32 ops + 2 u_{} rel",
-                      acc.atol, n_cols, bound, dtype_name(out))};
+  return {1.1 * gate_err * up_bound + up_err * gate_bound + tol::underflow_floor(out), 2 * unit_roundoff(out) + 8 * u32,
+          fmt::format("silu(gate) * up over {} terms, terms |a||w| <= {} (gate), {} (up) from max|a| x max|dequantized "
+                      "gate_w / up_w|: 1.1 x gate's accumulation error {:.3g} x up's size sqrt(n) x its term + up's "
+                      "error {:.3g} x gate's size abs; 8 F32 ops + 2 u_{} rel",
+                      w.n_cols, magnitude::str(gate_term), magnitude::str(up_term), gate_err, up_err, dtype_name(out))};
 }
 
 Cost cost(const MoeExperts& w, DType dt, int64_t stacks, double experts, int64_t pairs, int64_t a_rows) {

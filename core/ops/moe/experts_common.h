@@ -66,12 +66,15 @@ inline int64_t a_length(int64_t last_start, int64_t n_cols) { return last_start 
 // The bytes of one expert's weights.
 double expert_bytes(const MoeExperts& w, DType dt);
 
-// A GEMV / GEMM output: quant_gemm's dot product of n_cols terms rounded once.
-Tolerance dot(DType out, int64_t n_cols);
+// The largest |w| of stack `name` of the case: GGUF bytes decoded by their kind, plain weights as stored.
+double weights_max_abs(const MoeExperts& w, const TensorMap& in, const std::string& name);
+// A GEMV / GEMM output: quant_gemm's dot product of n_cols terms rounded once, its terms bounded by
+// the case's max|a| x max|dequantized weights|.
+Tolerance dot(DType out, const MoeExperts& w, const TensorMap& in);
 // silu(gate) * up of two such dot products, unrounded in between: each factor's accumulation error
-// scaled by the other factor's bound (sqrt(n_cols) kTermBound, 5 sigma of a sum of n_cols terms;
-// silu' <= 1.1), then the silu and product's few F32 ops and one output rounding.
-Tolerance silu_product(DType out, int64_t n_cols);
+// scaled by the other factor's size (sqrt(n_cols) x its largest term, from the case's a, gate_w and
+// up_w; silu' <= 1.1), then the silu and product's few F32 ops and one output rounding.
+Tolerance silu_product(DType out, const MoeExperts& w, const TensorMap& in);
 
 // 2 pairs n_rows n_cols flops per stack; bytes: the selected experts' weights, the activations
 // read (a_rows rows of n_cols) and the outputs (pairs x n_rows).

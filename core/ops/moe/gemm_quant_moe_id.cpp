@@ -131,7 +131,7 @@ OpDef<P> gemm_def(std::string name, std::string summary, std::function<void(cons
         generate_lists(p, t, r);
       },
       .reference = std::move(reference),
-      .tolerance = [](const P& p, DType dt) { return dot(dt, p.w.n_cols); },
+      .tolerance = [](const P& p, DType dt, const TensorMap& in) { return dot(dt, p.w, in); },
       .outputs = {{"out", {}, [](const P& p, const TensorMap& in, const TensorMap&, std::vector<uint8_t>& mask) {
                      std::vector<uint8_t> listed(static_cast<size_t>(pairs(p)));
                      const int32_t* ids = in.at("ids").as<int32_t>();

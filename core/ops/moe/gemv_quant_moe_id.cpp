@@ -71,7 +71,7 @@ const Op& op_gemv_quant_moe_id() {
         moe_experts::route_pairs(p.n_selected, p.w.num_experts, t["ids"].as<int32_t>(), r);
       },
       .reference = ref::gemv_quant_moe_id,
-      .tolerance = [](const P& p, DType dt) { return moe_experts::dot(dt, p.w.n_cols); },
+      .tolerance = [](const P& p, DType dt, const TensorMap& in) { return moe_experts::dot(dt, p.w, in); },
       .cost = [](const P& p, DType dt) {
         return moe_experts::cost(p.w, dt, 1, moe_experts::routed_experts(p.n_selected, p.w.num_experts), p.n_selected,
                                  p.src1_stride == 0 ? 1 : p.n_selected);

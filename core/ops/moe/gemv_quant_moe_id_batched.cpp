@@ -33,7 +33,7 @@ const Op& op_gemv_quant_moe_id_batched() {
         moe_experts::route(p.m, p.top_k, p.w.num_experts, t["ids"].as<int32_t>(), r);
       },
       .reference = ref::gemv_quant_moe_id_batched,
-      .tolerance = [](const P& p, DType dt) { return moe_experts::dot(dt, p.w.n_cols); },
+      .tolerance = [](const P& p, DType dt, const TensorMap& in) { return moe_experts::dot(dt, p.w, in); },
       .cost = [](const P& p, DType dt) {
         return moe_experts::cost(p.w, dt, 1, moe_experts::selected_experts(p.w.num_experts, p.top_k, p.m), p.m * p.top_k,
                                  p.src1_inner_stride == 0 ? p.m : p.m * p.top_k);

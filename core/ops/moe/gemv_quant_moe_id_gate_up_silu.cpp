@@ -69,7 +69,7 @@ const Op& op_gemv_quant_moe_id_gate_up_silu() {
         moe_experts::route_pairs(p.n_selected, p.w.num_experts, t["ids"].as<int32_t>(), r);
       },
       .reference = ref::gemv_quant_moe_id_gate_up_silu,
-      .tolerance = [](const P& p, DType dt) { return moe_experts::silu_product(dt, p.w.n_cols); },
+      .tolerance = [](const P& p, DType dt, const TensorMap& in) { return moe_experts::silu_product(dt, p.w, in); },
       .cost = [](const P& p, DType dt) {
         return moe_experts::cost(p.w, dt, 2, moe_experts::routed_experts(p.n_selected, p.w.num_experts), p.n_selected, 1);
       },

@@ -69,7 +69,7 @@ const Op& op_moe_align_block_size() {
         expert_choices(t["topk_ids"], p.batch, p.top_k, p.num_experts, r);
       },
       .reference = ref::moe_align_block_size,
-      .tolerance = [](const MoeAlignBlockSizeParams&, DType) { return Tolerance{0, 0, "indices: exact"}; },
+      .tolerance = [](const MoeAlignBlockSizeParams&, DType, const TensorMap&) { return Tolerance{0, 0, "indices: exact"}; },
       .outputs = {{"sorted_token_ids", {},
                    [](const MoeAlignBlockSizeParams&, const TensorMap&, const TensorMap& expected,
                       std::vector<uint8_t>& mask) { unwritten_past_padded(expected, 1, mask); }},

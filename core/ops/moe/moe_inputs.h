@@ -61,9 +61,14 @@ inline void combine_weights(Tensor& w, int64_t rows, int64_t k, Rng& r) {
   }
 }
 
-// A weighted sum of `terms` products w * slot, then one output rounding: |w| <= 1 (combine weights
-// sum to 1) and |slot| <= 8 (N(0, 1) draws), so each term is at most 8.
-inline Tolerance combine_tolerance(DType out, int64_t terms) { return tol::accumulation(out, double(terms), 8.0); }
+// A weighted sum of `terms` products w * slot (and, with `residual`, the residual itself), then one
+// output rounding; each term bounded by the case's max|weights| x max|slots| (max|residual|).
+inline Tolerance combine_tolerance(DType out, int64_t terms, const TensorMap& in, bool residual = false) {
+  const double products = magnitude::max_abs(in, "weights") * magnitude::max_abs(in, "slots");
+  if (!residual) return tol::accumulation(out, double(terms), products, "max|weights| x max|slots|");
+  return tol::accumulation(out, double(terms), std::max(products, magnitude::max_abs(in, "residual")),
+                           "max(max|weights| x max|slots|, max|residual|)");
+}
 
 // The shapes (n_slots = a token's top_k, hidden) every stacked weighted sum is tried at, and its
 // model presets: Mixtral 8x7B (top 2, hidden 4096), Qwen3-30B-A3B (top 8, 2048), DeepSeek-V2-Lite (top

@@ -38,7 +38,7 @@ void logits(Tensor& x, int64_t batch, int64_t num_experts, Rng& r) {
 // its argument, a relative error |l - max| * u32 that exp(l - max) * |l - max| <= 1/e turns into an
 // absolute one below u32 (the denominators are at least 1: they hold exp(0)); on top, exp and the
 // divisions (a few ulp each) and the F32 sums over num_experts and over top_k positive terms.
-Tolerance weights_tolerance(const RouteTopkSoftmaxParams& p, DType) {
+Tolerance weights_tolerance(const RouteTopkSoftmaxParams& p, DType, const TensorMap&) {
   const double u32 = 0x1p-24;
   const double sums = 8.0 * std::sqrt(double(p.num_experts)) + 8.0 * std::sqrt(double(p.top_k));
   return {4 * u32 + tol::underflow_floor(DType::F32), 2 * unit_roundoff(DType::F32) + (sums + 12) * u32,
@@ -71,7 +71,7 @@ const Op& op_route_topk_softmax() {
       .reference = ref::route_topk_softmax,
       .tolerance = weights_tolerance,
       // The ranking is by the exact logits (docs/catalog.md): any other id is wrong.
-      .outputs = {{"out_ids", [](const RouteTopkSoftmaxParams&, DType) { return tol::exact(); }, {}}},
+      .outputs = {{"out_ids", [](const RouteTopkSoftmaxParams&, DType, const TensorMap&) { return tol::exact(); }, {}}},
       .cost = [](const RouteTopkSoftmaxParams& p, DType dt) {
         const double n = double(p.batch) * double(p.num_experts);
         return Cost{4.0 * n + double(p.batch) * double(p.top_k) * double(p.num_experts),

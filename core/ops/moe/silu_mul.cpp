@@ -27,7 +27,7 @@ template <class P> OpDef<P> silu_mul_def(std::string name, int64_t P::*rows, con
       .reference = reference,
       // As fused_silu_mul_split: exp (3 + 2|x| ulp, |x| <= 6.5 for N(0,1)), 1 +, divide, * up; no
       // cancellation (1 + exp(-g) >= 1), so the error stays relative.
-      .tolerance = [](const P&, DType dt) { return tol::elementwise(dt, 20); },
+      .tolerance = [](const P&, DType dt, const TensorMap&) { return tol::elementwise(dt, 20); },
       .cost = [rows](const P& p, DType dt) {
         const double n = double(p.*rows) * double(p.ffn);
         return Cost{5.0 * n, bytes(dt, 3.0 * n)};

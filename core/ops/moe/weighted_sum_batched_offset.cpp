@@ -54,7 +54,7 @@ const Op& op_weighted_sum_batched_offset() {
         normal(t["out"], r);
       },
       .reference = ref::weighted_sum_batched_offset,
-      .tolerance = [](const P& p, DType dt) { return combine_tolerance(dt, p.top_k); },
+      .tolerance = [](const P& p, DType dt, const TensorMap& in) { return combine_tolerance(dt, p.top_k, in); },
       .cost = [](const P& p, DType dt) {
         const double n = double(p.batch) * double(p.top_k) * double(p.hidden);
         return Cost{2.0 * n, bytes(dt, n + double(p.batch) * double(p.hidden)) + 4.0 * double(p.batch * p.top_k)};

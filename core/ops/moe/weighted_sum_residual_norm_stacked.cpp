@@ -12,14 +12,27 @@ using namespace describe;
 namespace {
 // normed_out: rms_norm's own bound (ops 10, as core/ops/core/rms_norm.cpp) over the residual a backend
 // stored, which may differ from the reference's by one rounding of the case dtype (2 u rel more) and by
-// the weighted sum's absolute error; the latter, in units of the row's rms (slots and residual of one
-// scale), reaches normed_out through x inv_rms x |next_norm_w| <= 8 (N(0, 1) draws).
-Tolerance normed_tolerance(const WeightedSumResidualNormParams& p, DType dt) {
+// the weighted sum's absolute error; the latter reaches normed_out through x inv_rms x |next_norm_w|,
+// inv_rms that of the updated residual (computed here in double from the case's inputs, as the
+// reference does) and |next_norm_w| the case's largest.
+Tolerance normed_tolerance(const WeightedSumResidualNormParams& p, DType dt, const TensorMap& in) {
   Tolerance t = tol::row_norm(dt, double(p.hidden), 0.0, 10);
-  const Tolerance sum = combine_tolerance(dt, p.n_slots + 1);
-  t.atol += 8.0 * sum.atol;
+  const Tolerance sum = combine_tolerance(dt, p.n_slots + 1, in, true);
+  const Tensor &slots = magnitude::input(in, "slots"), &w = magnitude::input(in, "weights"),
+               &residual = magnitude::input(in, "residual");
+  double squares = 0;
+  for (int64_t h = 0; h < p.hidden; ++h) {
+    double r = residual.get(h);
+    for (int64_t s = 0; s < p.n_slots; ++s) r += w.get(s) * slots.get(s * p.hidden + h);
+    squares += r * r;
+  }
+  const double inv_rms = 1.0 / std::sqrt(squares / double(p.hidden) + double(p.eps));
+  const double gain = std::isfinite(inv_rms) ? inv_rms * magnitude::max_abs(in, "next_norm_w") : 0.0;
+  t.atol += gain * sum.atol;
   t.rtol += 2 * unit_roundoff(dt);
-  t.why = fmt::format("{}; + the residual's error: 8 x ({:.3g} abs) + 2 u_{} rel", t.why, sum.atol, dtype_name(dt));
+  t.why = fmt::format("{}; + the residual's error ({}) x inv_rms of the updated residual x max|next_norm_w| = {} "
+                      "abs + 2 u_{} rel",
+                      t.why, sum.why, magnitude::str(gain), dtype_name(dt));
   return t;
 }
 }  // namespace
@@ -49,7 +62,7 @@ const Op& op_weighted_sum_residual_norm_stacked() {
       .reference = ref::weighted_sum_residual_norm_stacked,
       .tolerance = normed_tolerance,
       // The residual as weighted_sum_residual_stacked's.
-      .outputs = {{"residual", [](const P& p, DType dt) { return combine_tolerance(dt, p.n_slots + 1); }, {}}},
+      .outputs = {{"residual", [](const P& p, DType dt, const TensorMap& in) { return combine_tolerance(dt, p.n_slots + 1, in, true); }, {}}},
       .cost = [](const P& p, DType dt) {
         const double n = double(p.n_slots) * double(p.hidden), h = double(p.hidden);
         return Cost{2.0 * n + 5.0 * h, bytes(dt, n + 4.0 * h) + 4.0 * double(p.n_slots)};

@@ -25,7 +25,7 @@ const Op& op_weighted_sum_residual_stacked() {
       },
       .reference = ref::weighted_sum_residual_stacked,
       // The residual is one more term of the sum (|residual| <= 8 too).
-      .tolerance = [](const P& p, DType dt) { return combine_tolerance(dt, p.n_slots + 1); },
+      .tolerance = [](const P& p, DType dt, const TensorMap& in) { return combine_tolerance(dt, p.n_slots + 1, in, true); },
       .cost = [](const P& p, DType dt) {
         const double n = double(p.n_slots) * double(p.hidden);
         return Cost{2.0 * n + double(p.hidden), bytes(dt, n + 2.0 * double(p.hidden)) + 4.0 * double(p.n_slots)};

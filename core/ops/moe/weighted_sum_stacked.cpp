@@ -23,7 +23,7 @@ const Op& op_weighted_sum_stacked() {
         combine_weights(t["weights"], 1, p.n_slots, r);
       },
       .reference = ref::weighted_sum_stacked,
-      .tolerance = [](const P& p, DType dt) { return combine_tolerance(dt, p.n_slots); },
+      .tolerance = [](const P& p, DType dt, const TensorMap& in) { return combine_tolerance(dt, p.n_slots, in); },
       .cost = [](const P& p, DType dt) {
         const double n = double(p.n_slots) * double(p.hidden);
         return Cost{2.0 * n, bytes(dt, n + double(p.hidden)) + 4.0 * double(p.n_slots)};

@@ -83,8 +83,12 @@ void move_rows(std::vector<int64_t>& rows, const std::vector<int64_t>& pos, bool
   rows[from] -= k, rows[to] += k;
 }
 
-Tolerance tolerance(const PagedPoolParams& p, DType dt, int64_t max_keys) {
-  return attn::softmax_tolerance(dt, p.head_dim, p.softmax_scale(), max_keys);
+attn::Magnitudes magnitudes(const PagedPoolParams& p, const TensorMap& in) {
+  return attn::pool_magnitudes(in, "q", "k_pool", "v_pool", p.head_dim);
+}
+
+Tolerance tolerance(const PagedPoolParams& p, DType dt, int64_t max_keys, const TensorMap& in) {
+  return attn::softmax_tolerance(dt, p.head_dim, p.softmax_scale(), max_keys, magnitudes(p, in));
 }
 
 Cost cost(const PagedPoolParams& p, DType dt, double pairs, double kv_rows, double q_rows) {

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/ops/core/attention_common.h"
 #include "core/ops/paged/pool.h"
 #include "core/ops/paged_params.h"
 
@@ -54,8 +55,10 @@ void next_step(std::vector<int64_t>& gen_lens, std::vector<int64_t>& gen_pos, bo
 void move_rows(std::vector<int64_t>& rows, const std::vector<int64_t>& pos, bool fa2, int64_t max_kv,
                int64_t max_rows, Rng& r);
 
-// The softmax attention tolerance over at most `max_keys` keys.
-Tolerance tolerance(const PagedPoolParams& p, DType dt, int64_t max_keys);
+// The magnitudes of a case's q, k_pool and v_pool (attn::pool_magnitudes).
+attn::Magnitudes magnitudes(const PagedPoolParams& p, const TensorMap& in);
+// The softmax attention tolerance over at most `max_keys` keys, from the case's magnitudes.
+Tolerance tolerance(const PagedPoolParams& p, DType dt, int64_t max_keys, const TensorMap& in);
 
 // Attention over a pool of the case's dtype: `pairs` visible (query head row, key) pairs, `kv_rows`
 // (position, kv head) rows read, `q_rows` query head rows.

@@ -65,7 +65,7 @@ const Op& op_paged_batched_decode_attention() {
       },
       .next_step = [](P& p, Rng& r) { paged::next_step(p.gen_lens, p.gen_pos, false, 0, r); },
       .reference = ref::paged_batched_decode_attention,
-      .tolerance = [](const P& p, DType dt) { return paged::tolerance(p, dt, p.max_kv_len); },
+      .tolerance = [](const P& p, DType dt, const TensorMap& in) { return paged::tolerance(p, dt, p.max_kv_len, in); },
       .cost = [](const P& p, DType dt) {
         double keys = 0;
         for (int64_t len : kv_lens(p)) keys += static_cast<double>(len);

@@ -136,7 +136,7 @@ OpDef<PagedDecodeParams> decode_op(std::string name, Layout layout, std::string 
       .generate = [layout](const P& p, TensorMap& t, Rng& r) { generate_decode(p, layout, t, r); },
       .next_step = [](P& p, Rng& r) { paged::next_step(p.gen_lens, p.gen_pos, false, p.q_len, r); },
       .reference = reference,
-      .tolerance = [](const P& p, DType dt) { return paged::tolerance(p, dt, max_keys(p)); },
+      .tolerance = [](const P& p, DType dt, const TensorMap& in) { return paged::tolerance(p, dt, max_keys(p), in); },
       .cost = [](const P& p, DType dt) { return decode_cost(p, dt, p.q_len); },
       .cases = vllm ? paged::per_x(decode_cases()) : decode_cases(),
       .benches = vllm ? paged::per_x(std::vector<Preset<P>>{{"llama3_8b_b8_ctx4096", Tier::Full, llama3_8b(8, 4096)}})
@@ -184,7 +184,7 @@ const Op& op_paged_decode_attention_v2() {
       .generate = [](const P& p, TensorMap& t, Rng& r) { generate_decode(p, Layout::Ferrum, t, r); },
       .next_step = [](P& p, Rng& r) { paged::next_step(p.gen_lens, p.gen_pos, false, 0, r); },
       .reference = ref::paged_decode_attention_v2,
-      .tolerance = [](const P& p, DType dt) { return paged::tolerance(p, dt, p.max_seq_len); },
+      .tolerance = [](const P& p, DType dt, const TensorMap& in) { return paged::tolerance(p, dt, p.max_seq_len, in); },
       .cost = [](const P& p, DType dt) { return decode_cost(p, dt, 1); },
       .cases = [] {
         // v1's decode presets, with contexts across several partitions of 512 added.

@@ -169,18 +169,24 @@ OpDef<PagedVarlenParams> varlen_op(std::string name, Layout layout, Align a, std
         paged::next_step(p.gen_lens, p.gen_pos, true, 0, r);
       },
       .reference = reference,
-      .tolerance = [](const P& p, DType dt) { return paged::tolerance(p, dt, p.max_kv_len); },
+      .tolerance = [](const P& p, DType dt, const TensorMap& in) { return paged::tolerance(p, dt, p.max_kv_len, in); },
       .cost = [a](const P& p, DType dt) { return varlen_cost(p, a, p.num_seqs, p.total_q_tokens, dt); },
       .cases = vllm ? paged::per_x(varlen_cases(a)) : varlen_cases(a),
       .benches = vllm ? paged::per_x(benches) : benches,
   };
-  // lse = log sum exp(logits): off by the logits' error ds plus the F32 sum's relative error, which
-  // is the output's bound over its |v| <= 4 (expm1(2 ds) >= 2 ds); 2 u32 relative for rounding the
-  // F32 result.
+  // lse = log sum exp(logits) moves by at most the logits' largest error ds (it is 1-Lipschitz in
+  // them), plus the F32 sum's relative error (8 sqrt(keys) + 4) u32 (log(1 + e) <= e); 2 u32 relative
+  // for rounding the F32 result.
   if (a == Align::SeqLensFa2)
-    d.outputs.push_back({"lse", [](const P& p, DType) {
-                           const Tolerance o = paged::tolerance(p, DType::F32, p.max_kv_len);
-                           return Tolerance{o.atol / 4, 0x1p-23, "lse: the output's bound / |v|max 4; " + o.why};
+    d.outputs.push_back({"lse", [](const P& p, DType, const TensorMap& in) {
+                           const attn::Magnitudes m = paged::magnitudes(p, in);
+                           const auto [logit_max, ds] = attn::logit_error(p.head_dim, p.softmax_scale(), m);
+                           const double keys = static_cast<double>(std::max<int64_t>(p.max_kv_len, 1));
+                           const double sum = (8 * std::sqrt(keys) + 4) * 0x1p-24;
+                           return Tolerance{ds + sum, 0x1p-23,
+                                            fmt::format("lse: logits <= |scale| |q| |k| = {:.3g} off by <= {:.3g} ({}), "
+                                                        "+ the F32 sum over {} keys {:.3g} abs + 2 u32 rel",
+                                                        logit_max, ds, m.what, p.max_kv_len, sum)};
                          }, {}});
   return d;
 }
@@ -279,7 +285,7 @@ const Op& op_paged_varlen_attention_vllm_tiled_q4() {
       },
       .next_step = [](P& p, Rng& r) { paged::next_step(p.gen_lens, p.gen_pos, true, 0, r); },
       .reference = ref::paged_varlen_attention_vllm_tiled_q4,
-      .tolerance = [](const P& p, DType dt) { return paged::tolerance(p, dt, p.max_kv_len); },
+      .tolerance = [](const P& p, DType dt, const TensorMap& in) { return paged::tolerance(p, dt, p.max_kv_len, in); },
       .outputs = {{"out", {}, [](const P& p, const TensorMap& in, const TensorMap&, std::vector<uint8_t>& mask) {
                      const std::vector<uint8_t> covered = paged::tiled_rows(in, p.num_tiles);
                      const int64_t width = p.num_heads * p.head_dim;

@@ -140,7 +140,9 @@ OpDef<P> split_op(std::string name, Layout layout, std::string summary, void (*r
         generate_pools(pool_of(p, layout), t, "block_table", {p.cache_len + p.tokens}, r);
       },
       .reference = reference,
-      .tolerance = [](const P& p, DType dt) { return rope::tolerance(dt, p.qk_mode, p.head_dim); },
+      .tolerance = [](const P& p, DType dt, const TensorMap& in) {
+        return rope::tolerance(dt, p.qk_mode, p.head_dim, in, "qkv", {"q_norm_w", "k_norm_w"});
+      },
       .cost = [](const P& p, DType dt) { return rope::split_cost(p, dt); },
       .cases = layout == Layout::Vllm ? paged::per_x(split_cases()) : split_cases(),
       .benches = [layout] {
@@ -241,7 +243,9 @@ OpDef<V> varlen_op(std::string name, Layout layout, std::string summary, void (*
         paged::next_step(p.gen_lens, p.gen_pos, true, 0, r);
       },
       .reference = reference,
-      .tolerance = [](const V& p, DType dt) { return rope::tolerance(dt, p.qk_mode, p.head_dim); },
+      .tolerance = [](const V& p, DType dt, const TensorMap& in) {
+        return rope::tolerance(dt, p.qk_mode, p.head_dim, in, "qkv", {"q_norm_w", "k_norm_w"});
+      },
       .cost = [](const V& p, DType dt) { return rope::split_cost(as_split(p), dt); },
       .cases = layout == Layout::Vllm ? paged::per_x(varlen_cases()) : varlen_cases(),
       .benches = [layout] {

@@ -24,7 +24,7 @@ const Op& op_dequantize() {
       // sub-scale x 5-bit quant, or 8-bit signed scale x 6-bit quant): at most 24 bits, exact in F32.
       // What is left is one add or subtract, rounded once: any order of the same operations, FMA or
       // not, gives the same F32 bits.
-      .tolerance = [](const QuantRowsParams&, DType) {
+      .tolerance = [](const QuantRowsParams&, DType, const TensorMap&) {
         return Tolerance{0, 0, "GGUF decode: exact F32 products of an f16 scale and small integers, one rounding: bit-exact"};
       },
       .cost = [](const QuantRowsParams& p, DType) {

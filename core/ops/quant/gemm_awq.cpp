@@ -52,7 +52,9 @@ const Op& op_gemm_awq() {
         quant_gemm::f16_scales(t["scales"], p.bits, r);
       },
       .reference = ref::gemm_awq,
-      .tolerance = [](const AwqParams& p, DType dt) { return quant_gemm::tolerance(dt, p.k); },
+      .tolerance = [](const AwqParams& p, DType dt, const TensorMap& in) {
+        return quant_gemm::tolerance(dt, p.k, magnitude::max_abs(in, "a"), quant_gemm::awq_max_abs(p, in));
+      },
       .cost = [](const AwqParams& p, DType dt) {
         const double w = static_cast<double>(p.k) * static_cast<double>(p.n) / 2 +
                          static_cast<double>(groups(p)) * static_cast<double>(p.n) * 2.5;

@@ -83,7 +83,9 @@ const Op& op_gemm_gptq() {
         if (p.desc_act) act_order(p, t["g_idx"], r);
       },
       .reference = ref::gemm_gptq,
-      .tolerance = [](const GptqParams& p, DType dt) { return quant_gemm::tolerance(dt, p.k); },
+      .tolerance = [](const GptqParams& p, DType dt, const TensorMap& in) {
+        return quant_gemm::tolerance(dt, p.k, magnitude::max_abs(in, "a"), quant_gemm::gptq_max_abs(p, in));
+      },
       .cost = [](const GptqParams& p, DType dt) {
         const double w = static_cast<double>(p.k) * static_cast<double>(p.n) * static_cast<double>(p.bits) / 8 +
                          static_cast<double>(groups(p)) * static_cast<double>(p.n) * (2 + static_cast<double>(p.bits) / 8) +

@@ -62,7 +62,10 @@ const Op& op_gemm_quant() {
         quant_gemm::gguf_weight(p.kind, p.n_rows, p.n_cols, t["weight"], r);
       },
       .reference = ref::gemm_quant,
-      .tolerance = [](const GemmQuantParams& p, DType dt) { return quant_gemm::tolerance(dt, p.n_cols); },
+      .tolerance = [](const GemmQuantParams& p, DType dt, const TensorMap& in) {
+        return quant_gemm::tolerance(dt, p.n_cols, magnitude::max_abs(in, "a"),
+                                     magnitude::max_abs_gguf(magnitude::input(in, "weight"), p.kind, p.n_cols));
+      },
       .cost = [](const GemmQuantParams& p, DType dt) {
         return quant_gemm::cost(quant_rows::block_bytes_total({p.kind, p.n_rows, p.n_cols}), p.m, p.n_rows, p.n_cols, dt);
       },

@@ -68,7 +68,13 @@ const Op& op_gemm_quant_fused() {
         for (int i = 0; i < p.parts(); ++i) quant_gemm::gguf_weight(p.kind[i], p.n_rows[i], p.n_cols, t[part("weight", i)], r);
       },
       .reference = ref::gemm_quant_fused,
-      .tolerance = [](const GemmQuantFusedParams& p, DType dt) { return quant_gemm::tolerance(dt, p.n_cols); },
+      .tolerance = [](const GemmQuantFusedParams& p, DType dt, const TensorMap& in) {
+        double w_max = 0;
+        for (int i = 0; i < p.parts(); ++i)
+          w_max = std::max(w_max, magnitude::max_abs_gguf(magnitude::input(in, "weight." + std::to_string(i)),
+                                                          p.kind[i], p.n_cols));
+        return quant_gemm::tolerance(dt, p.n_cols, magnitude::max_abs(in, "a"), w_max);
+      },
       .cost = [](const GemmQuantFusedParams& p, DType dt) {
         double w = 0;
         for (int i = 0; i < p.parts(); ++i) w += quant_rows::block_bytes_total(part_rows(p, i));

@@ -30,7 +30,7 @@ const Op& op_quantize() {
       },
       .generate = [](const QuantRowsParams& p, TensorMap& t, Rng& r) { quant_rows::source_rows(p, t["x"], r); },
       .reference = ref::quantize,
-      .tolerance = [](const QuantRowsParams&, DType) {
+      .tolerance = [](const QuantRowsParams&, DType, const TensorMap&) {
         return Tolerance{0, 0, "quantized blocks: bytes, compared bit for bit"};
       },
       .cost = [](const QuantRowsParams& p, DType dt) {

@@ -58,7 +58,7 @@ template <class P> OpDef<P> rope_def(bool partial, std::vector<Preset<P>> cases,
         if constexpr (std::is_same_v<P, RopePartialParams>) ref::apply_rope_partial(p, t);
         else ref::apply_rope_positions(p, t);
       },
-      .tolerance = [](const P&, DType dt) { return rope_angle::tolerance(dt); },
+      .tolerance = [](const P&, DType dt, const TensorMap& in) { return rope_angle::tolerance(dt, magnitude::max_abs(in, "x")); },
       // Per pair: 4 multiplies and 2 adds, and one angle (counted as 2: its cos and sin).
       .cost = [](const P& p, DType dt) {
         const double rows = double(p.seq * p.heads), n = rows * double(p.head_dim);

@@ -38,7 +38,7 @@ OpDef<BroadcastParams> broadcast_def(bool is_mul) {
       .generate = [](const P&, TensorMap& t, Rng& r) { normal(t["a"], r); normal(t["b"], r); },
       .reference = is_mul ? ref::mul : ref::add,
       // One F32 operation on exact inputs, then the output's rounding.
-      .tolerance = [](const P&, DType dt) { return tol::elementwise(dt, 1); },
+      .tolerance = [](const P&, DType dt, const TensorMap&) { return tol::elementwise(dt, 1); },
       .cost = [](const P& p, DType dt) {
         const double n = double(p.d0 * p.d1 * p.d2);
         return Cost{n, bytes(dt, 2 * n + double(p.e0 * p.e1 * p.e2))};

@@ -47,8 +47,9 @@ const Op& op_gqa_attention() {
         normal(t["v"], r);
       },
       .reference = ref::gqa_attention,
-      .tolerance = [](const P& p, DType dt) {
-        return attn::softmax_tolerance(dt, p.head_dim, attn::inv_sqrt(double(p.head_dim)), p.seq_kv);
+      .tolerance = [](const P& p, DType dt, const TensorMap& in) {
+        return attn::softmax_tolerance(dt, p.head_dim, attn::inv_sqrt(double(p.head_dim)), p.seq_kv,
+                                       attn::row_magnitudes(in, "q", "k", "v", p.head_dim));
       },
       .cost = [](const P& p, DType dt) {
         const double pairs = attn::visible_pairs(p.seq_q, p.pos_offset(), p.seq_kv, p.causal, 0);

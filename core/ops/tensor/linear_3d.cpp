@@ -61,9 +61,15 @@ template <class P> OpDef<P> linear_def(bool bias) {
         if constexpr (std::is_same_v<P, Linear3dBiasParams>) ref::linear_3d_bias(p, t);
         else ref::linear_3d(p, t);
       },
-      // gemm's bound (terms |x||w| < 16, N(0,1) inputs, a dot of k of them); the bias (|b| < 8) adds
-      // one F32 rounding of a sum below the dot's bound plus 8, inside the 4 F32 ops of the rtol.
-      .tolerance = [bias](const P& p, DType dt) { return tol::accumulation(dt, double(p.k) + (bias ? 1 : 0), 16.0); },
+      // gemm's bound (terms |x||w| of the case's data, a dot of k of them); the bias joins the F32 sum
+      // as one more term.
+      .tolerance = [bias](const P& p, DType dt, const TensorMap& in) {
+        // k products and, with a bias, the bias itself: each term bounded by the larger of the two.
+        const double products = magnitude::max_abs(in, "x") * magnitude::max_abs(in, "weight");
+        return bias ? tol::accumulation(dt, double(p.k) + 1, std::max(products, magnitude::max_abs(in, "bias")),
+                                        "max(max|x| x max|weight|, max|bias|)")
+                    : tol::accumulation(dt, double(p.k), products, "max|x| x max|weight|");
+      },
       .cost = [bias](const P& p, DType dt) {
         const double m = double(p.batch * p.seq);
         return Cost{2.0 * m * p.n * p.k + (bias ? m * p.n : 0),

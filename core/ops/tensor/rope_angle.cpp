@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/ops/magnitude.h"
 
 namespace ts::rope_angle {
 
@@ -28,8 +29,8 @@ void check_positions(const Tensor& positions) {
           "positions[{}] = {} is 2^24 or more: past 16777215 F32 no longer holds every position", i, pos[i]);
 }
 
-// Each output pair is y = a cos - b sin (or b cos + a sin) with a, b inputs below 8 sigma, so
-// |a| + |b| < 16. Against the reference (angle and sin / cos in double), a device's sin and cos are
+// Each output pair is y = a cos - b sin (or b cos + a sin) with a, b inputs, so |a| + |b| <= 2 max|x|,
+// the case's largest |input|. Against the reference (angle and sin / cos in double), a device's sin and cos are
 // off by (rope_angle.h's scheme, u32 = 2^-24, 2 pi 2^-32 rad = 0.025 u32):
 //   the fixed-point turn: under 2^-32 (the floor) + 2^24 2^-53 / 6 (G's rounding): 0.03 u32;
 //   OpenCL: the turn's conversion to F32 (|t| < 2^31: 64 units of 2^-32) 1.6 u32, sinpi / cospi
@@ -40,12 +41,12 @@ void check_positions(const Tensor& positions) {
 // so 8 u32 covers both, and y is within (8 + 3) u32 (|a| + |b|), the 3 being the rotation's two
 // products and its add. The cpu takes sin / cos in double: well inside. The output's own rounding is
 // the relative part, as in every elementwise op.
-Tolerance tolerance(DType dt) {
+Tolerance tolerance(DType dt, double x_max) {
   const double u32 = 0x1p-24;
-  return {(8 + 3) * u32 * 16, 2 * unit_roundoff(dt) + 4 * u32,
+  return {(8 + 3) * u32 * 2 * x_max, 2 * unit_roundoff(dt) + 4 * u32,
           fmt::format("rope from positions: sin/cos within 8 u32 at any position (turns in 32-bit fixed point, "
-                      "exact quadrant), rotation 3 u32; x (|a| + |b| < 16) abs + 2 u_{} rel",
-                      dtype_name(dt))};
+                      "exact quadrant), rotation 3 u32; x (|a| + |b| <= 2 max|x| = {}) abs + 2 u_{} rel",
+                      magnitude::str(2 * x_max), dtype_name(dt))};
 }
 
 }  // namespace ts::rope_angle

@@ -39,8 +39,8 @@ std::vector<uint32_t> turn_words(double base, int64_t rotary_dim);
 // Every positions[] value below 2^24 (the tensor is named in the error).
 void check_positions(const Tensor& positions);
 
-// The tolerance of a rotate-half RoPE whose angles come from positions as above, on N(0,1) inputs;
-// the derivation is in the .cpp and printed with the tolerance.
-Tolerance tolerance(DType dt);
+// The tolerance of a rotate-half RoPE whose angles come from positions as above, on inputs of at
+// most x_max (the case's largest |x|); the derivation is in the .cpp and printed with the tolerance.
+Tolerance tolerance(DType dt, double x_max);
 
 }  // namespace ts::rope_angle

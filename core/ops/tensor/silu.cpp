@@ -23,7 +23,7 @@ const Op& op_silu() {
       .reference = ref::silu,
       // exp (3 ulp at OpenCL's bound; vulkan/shaders/math.glsl's exp holds that too), the add, the
       // division: silu_mul_stacked's 20 F32 ops, relative to each output, plus the underflow floor.
-      .tolerance = [](const SiluParams&, DType dt) { return tol::elementwise(dt, 20); },
+      .tolerance = [](const SiluParams&, DType dt, const TensorMap&) { return tol::elementwise(dt, 20); },
       // FLOPs: negate, exp (one), add, divide.
       .cost = [](const SiluParams& p, DType dt) { return Cost{4.0 * p.len, bytes(dt, 2.0 * p.len)}; },
       .cases = edge_lengths<SiluParams>({
