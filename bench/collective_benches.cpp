@@ -122,32 +122,33 @@ void run_collective(benchmark::State& st, const std::string& name, const std::st
   st.SetLabel(world().describe());
 }
 
+// Buffers as the collectives' own: tensors of the same allocator (alignment, huge pages where the
+// allocator takes them), so the baseline and a backend differ by the call alone.
 struct HostBuffers : Setup {
-  std::vector<float> send, recv;
+  Tensor send, recv;
 };
+std::unique_ptr<HostBuffers> host_buffers(int64_t bytes) {
+  auto h = std::make_unique<HostBuffers>();
+  h->send = Tensor(DType::F32, {elements(bytes)});
+  h->recv = Tensor(DType::F32, {elements(bytes)});
+  fill(h->send, world().rank());
+  return h;
+}
 
 void run_mpi_allreduce(benchmark::State& st, const std::string& name, int64_t bytes) {
   const RawAllreduce raw = mpi_allreduce_baseline();
   auto* s = setup_or_skip<HostBuffers>(st, name, [&] {
-    auto h = std::make_unique<HostBuffers>();
-    h->send.resize(static_cast<size_t>(elements(bytes)));
-    h->recv.resize(h->send.size());
-    for (size_t i = 0; i < h->send.size(); ++i) h->send[i] = static_cast<float>((i + world().rank()) % 7) - 3;
-    raw(h->send.data(), h->recv.data(), elements(bytes));  // warm-up, as the collectives'
+    auto h = host_buffers(bytes);
+    raw(h->send.as<float>(), h->recv.as<float>(), elements(bytes));  // warm-up, as the collectives'
     return h;
   });
   if (!s) return;
-  run_timed(st, "all_reduce", bytes, [&] { raw(s->send.data(), s->recv.data(), elements(bytes)); });
+  run_timed(st, "all_reduce", bytes, [&] { raw(s->send.as<float>(), s->recv.as<float>(), elements(bytes)); });
   st.SetLabel(world().describe());
 }
 
 void run_memcpy(benchmark::State& st, const std::string& name, int64_t bytes) {
-  auto* s = setup_or_skip<HostBuffers>(st, name, [&] {
-    auto h = std::make_unique<HostBuffers>();
-    h->send.assign(static_cast<size_t>(elements(bytes)), 1.0f);
-    h->recv.assign(h->send.size(), 0.0f);
-    return h;
-  });
+  auto* s = setup_or_skip<HostBuffers>(st, name, [&] { return host_buffers(bytes); });
   if (!s) return;
   // Every rank at once: what the memory gives W processes copying, the bound of any host collective.
   run_timed(st, "broadcast", bytes, [&] {
