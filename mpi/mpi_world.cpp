@@ -45,13 +45,61 @@ void write_line(const char* line) {
   std::_Exit(1);
 }
 
-// What the launcher's SIGTERM (sent to every rank when one of them fails) prints: the collective this
-// rank was in, if any. Two preformatted lines, switched by pointer, so the handler only writes.
-char g_idle_line[256], g_busy_line[512];
-std::atomic<const char*> g_term_line{g_idle_line};
+// What the rank is inside of, read by the watchdog thread and by the SIGTERM handler the launcher
+// triggers when another rank fails. Arming costs a few atomic stores and no system call (a 8-byte
+// all_reduce takes a microsecond): the watchdog polls, and the lines are only formatted when printed.
+struct Current {
+  std::atomic<const char*> what{nullptr};  // "all_reduce", ...; null when outside any collective
+  std::atomic<int64_t> n{0};
+  std::atomic<const char*> dtype{""};
+  std::atomic<int64_t> since_ns{0};
+};
+Current g_current;
+int g_rank = 0;
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// One line built from async-signal-safe pieces (strings, non-negative decimals) and written with one
+// write(), so that the lines of ranks failing at once do not interleave.
+class Line {
+ public:
+  Line& operator<<(const char* s) {
+    while (*s && n_ + 1 < sizeof buf_) buf_[n_++] = *s++;
+    return *this;
+  }
+  Line& operator<<(int64_t v) {
+    char d[24];
+    int i = 0;
+    do d[i++] = static_cast<char>('0' + v % 10), v /= 10;
+    while (v > 0 && i < 24);
+    while (i > 0 && n_ + 1 < sizeof buf_) buf_[n_++] = d[--i];
+    return *this;
+  }
+  // "all_reduce of 1021 F32 elements" (or the exchange's own words).
+  Line& current(const char* what) {
+    *this << what;
+    if (const char* dt = g_current.dtype.load(); *dt) *this << " of " << g_current.n.load() << " " << dt << " elements";
+    return *this;
+  }
+  void write() {
+    buf_[n_] = '\0';
+    write_line(buf_);
+  }
+
+ private:
+  char buf_[512];
+  size_t n_ = 0;
+};
 
 extern "C" void on_sigterm(int) {
-  write_line(g_term_line.load());
+  Line l;
+  l << "touchstone: rank " << int64_t{g_rank} << ": stopped by the launcher";
+  if (const char* what = g_current.what.load()) l << " during ", l.current(what);
+  l << " (another rank failed)\n";
+  l.write();
   std::_Exit(143);
 }
 
@@ -59,7 +107,7 @@ extern "C" void on_sigterm(int) {
 
 class Watchdog {
  public:
-  Watchdog(int rank, double seconds) : rank_(rank), seconds_(seconds), thread_([this] { loop(); }) {}
+  explicit Watchdog(double seconds) : seconds_(seconds), thread_([this] { loop(); }) {}
   ~Watchdog() {
     {
       std::lock_guard<std::mutex> l(m_);
@@ -68,59 +116,48 @@ class Watchdog {
     cv_.notify_all();
     thread_.join();
   }
-  void arm(const std::string& what) {
-    std::snprintf(g_busy_line, sizeof g_busy_line,
-                  "touchstone: rank %d: stopped by the launcher during %s (another rank failed)\n", rank_, what.c_str());
-    g_term_line.store(g_busy_line);
-    {
-      std::lock_guard<std::mutex> l(m_);
-      what_ = what;
-      deadline_ = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                                          std::chrono::duration<double>(seconds_));
-      armed_ = true;
-    }
-    cv_.notify_all();
-  }
-  void disarm() {
-    g_term_line.store(g_idle_line);
-    std::lock_guard<std::mutex> l(m_);
-    armed_ = false;
-  }
-  double seconds() const { return seconds_; }
 
  private:
+  // Polls at a tenth of the timeout (at most every 100 ms): a collective past its deadline is found
+  // within 10% of it.
   void loop() {
+    const auto period = std::chrono::duration<double>(std::min(0.1, seconds_ / 10));
     std::unique_lock<std::mutex> l(m_);
-    while (!stop_) {
-      if (!armed_) {
-        cv_.wait(l);
-        continue;
+    while (!cv_.wait_for(l, period, [this] { return stop_; })) {
+      const char* what = g_current.what.load();
+      const int64_t since = g_current.since_ns.load();
+      if (what && since && (now_ns() - since) * 1e-9 >= seconds_) {
+        const std::string timeout = fmt::format("{:g}", seconds_);
+        Line line;
+        line << "touchstone: rank " << int64_t{g_rank} << ": ";
+        line.current(what) << " did not complete within " << timeout.c_str()
+                           << " s (TOUCHSTONE_MPI_TIMEOUT): another rank died or stalled\n";
+        line.write();
+        std::_Exit(1);
       }
-      if (cv_.wait_until(l, deadline_) == std::cv_status::timeout && armed_ && !stop_ &&
-          std::chrono::steady_clock::now() >= deadline_)
-        die_with(fmt::format("touchstone: rank {}: {} did not complete within {:g} s (TOUCHSTONE_MPI_TIMEOUT): "
-                             "another rank died or stalled\n",
-                             rank_, what_, seconds_));
     }
   }
 
-  const int rank_;
   const double seconds_;
   std::mutex m_;
   std::condition_variable cv_;
-  bool armed_ = false, stop_ = false;
-  std::string what_;
-  std::chrono::steady_clock::time_point deadline_;
+  bool stop_ = false;
   std::thread thread_;  // last: started once the rest is built
 };
 
+// Marks the rank as inside a collective for its lifetime.
 class Armed {
  public:
-  Armed(Watchdog& w, const std::string& what) : w_(w) { w_.arm(what); }
-  ~Armed() { w_.disarm(); }
-
- private:
-  Watchdog& w_;
+  Armed(const char* what, int64_t n = 0, const char* dtype = "") {
+    g_current.n.store(n);
+    g_current.dtype.store(dtype);
+    g_current.since_ns.store(now_ns());
+    g_current.what.store(what);
+  }
+  ~Armed() {
+    g_current.what.store(nullptr);
+    g_current.since_ns.store(0);
+  }
 };
 
 // ---- reductions MPI does not have: IEEE 754-2019 maximum and minimum (NaN propagates, +0 > -0) ----
@@ -193,9 +230,8 @@ class MpiWorld final : public Communicator {
     MPI_Get_library_version(version, &n);
     library_ = std::string(version, static_cast<size_t>(n));
     library_ = library_.substr(0, library_.find_first_of(",\n"));
-    std::snprintf(g_idle_line, sizeof g_idle_line,
-                  "touchstone: rank %d: stopped by the launcher (another rank failed)\n", rank_);
-    watchdog_ = std::make_unique<Watchdog>(rank_, timeout_seconds());
+    g_rank = rank_;
+    watchdog_ = std::make_unique<Watchdog>(timeout_seconds());
   }
   ~MpiWorld() override {
     watchdog_.reset();
@@ -210,26 +246,26 @@ class MpiWorld final : public Communicator {
 
   void all_reduce(const void* send, void* recv, int64_t n, DType dt, ReduceOp op) override {
     check(dt == DType::F32, "all_reduce over MPI takes F32 (F16 and BF16 are widened first), not {}", dtype_name(dt));
-    const Armed a(*watchdog_, what("all_reduce", n, dt));
+    const Armed a("all_reduce", n, dtype_cstr(dt));
     enter_collective();
     const MPI_Op mop = op == ReduceOp::Sum ? MPI_SUM : op == ReduceOp::Max ? max_ : min_;
     ok(MPI_Allreduce(send == recv ? MPI_IN_PLACE : send, recv, count(n), MPI_FLOAT, mop, comm_), "MPI_Allreduce");
   }
   void all_gather(const void* send, void* recv, int64_t n, DType dt) override {
-    const Armed a(*watchdog_, what("all_gather", n, dt));
+    const Armed a("all_gather", n, dtype_cstr(dt));
     enter_collective();
     const auto [c, type] = typed(n, dt);
     ok(MPI_Allgather(send, c, type, recv, c, type, comm_), "MPI_Allgather");
   }
   void broadcast(void* buf, int64_t n, DType dt, int src) override {
     check(src >= 0 && src < size_, "broadcast from rank {} in a world of {} ranks", src, size_);
-    const Armed a(*watchdog_, what("broadcast", n, dt));
+    const Armed a("broadcast", n, dtype_cstr(dt));
     enter_collective();
     const auto [c, type] = typed(n, dt);
     ok(MPI_Bcast(buf, c, type, src, comm_), "MPI_Bcast");
   }
   std::vector<std::string> all_gather_text(const std::string& mine) override {
-    const Armed a(*watchdog_, "an exchange of the ranks' checks");
+    const Armed a("an exchange of the ranks' checks");
     int len = count(static_cast<int64_t>(mine.size()));
     std::vector<int> lens(static_cast<size_t>(size_)), at(static_cast<size_t>(size_));
     ok(MPI_Allgather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, comm_), "MPI_Allgather");
@@ -243,13 +279,20 @@ class MpiWorld final : public Communicator {
     return v;
   }
   void barrier() override {
-    const Armed a(*watchdog_, "a barrier");
+    const Armed a("a barrier");
     ok(MPI_Barrier(comm_), "MPI_Barrier");
   }
 
  private:
-  std::string what(const char* op, int64_t n, DType dt) const {
-    return fmt::format("{} of {} {} elements", op, n, dtype_name(dt));
+  // The dtype's name as a string with static storage, for the lines a handler writes.
+  static const char* dtype_cstr(DType dt) {
+    switch (dt) {
+      case DType::F32: return "F32";
+      case DType::F16: return "F16";
+      case DType::BF16: return "BF16";
+      case DType::U8: return "byte";
+      default: return "other";
+    }
   }
   // MPI counts are int: a larger one is refused with the reason, never truncated.
   static int count(int64_t n) {
