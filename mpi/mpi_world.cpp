@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iostream>
 #include <limits>
 #include <mutex>
 #include <string>
@@ -29,7 +30,7 @@ namespace ts {
 
 namespace {
 
-// ---- one line to stderr and out, from any thread or a signal handler ----
+// ---- one line to stderr (then out of the process), from any thread or a signal handler ----
 
 void write_line(const char* line) {
   const size_t n = std::strlen(line);
@@ -46,7 +47,7 @@ void write_line(const char* line) {
 }
 
 // What the rank is inside of, read by the watchdog thread and by the SIGTERM handler the launcher
-// triggers when another rank fails. Arming costs a few atomic stores and no system call (a 8-byte
+// triggers when another rank fails. Arming costs a few atomic stores and no system call (an 8-byte
 // all_reduce takes a microsecond): the watchdog polls, and the lines are only formatted when printed.
 struct Current {
   std::atomic<const char*> what{nullptr};  // "all_reduce", ...; null when outside any collective
@@ -94,7 +95,13 @@ class Line {
   size_t n_ = 0;
 };
 
+// Set once main() is done and the rank finalizes: a launcher that stops it now (another rank exited
+// non-zero first, as every rank does after an error they all agreed on) stops a rank whose line, if
+// any, is already printed.
+std::atomic<bool> g_finishing{false};
+
 extern "C" void on_sigterm(int) {
+  if (g_finishing.load()) std::_Exit(1);
   Line l;
   l << "touchstone: rank " << int64_t{g_rank} << ": stopped by the launcher";
   if (const char* what = g_current.what.load()) l << " during ", l.current(what);
@@ -348,6 +355,12 @@ WorldScope::WorldScope(int& argc, char**& argv) {
 
 WorldScope::~WorldScope() {
   if (!g_started) return;
+  std::cout.flush();  // what rank 0 printed is out before any stop signal can end the process
+  std::fflush(nullptr);
+  g_finishing.store(true);
+  // No rank leaves (and, exiting non-zero, has the launcher stop the others) before every rank is
+  // done printing. Under the watchdog: a rank that never gets here ends the others with a line.
+  world().barrier();
   set_world(single_rank_world());
   MPI_Finalize();
   g_started = false;

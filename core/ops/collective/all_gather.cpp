@@ -20,11 +20,8 @@ const Op& op_all_gather() {
       .cost = [](const AllGatherParams& p, DType dt) { return Cost{0, bytes(dt, double(p.len) * (1 + p.world_size))}; },
       .cases = [] {
         std::vector<Preset<AllGatherParams>> v;
-        // A case holds W outputs of W * len each: past 2^26 elements of them (256 MiB in F32; the 16 M
-        // case over 4 ranks would be 1 GiB) the grid point is left to all_reduce and broadcast.
         for (const auto& g : collective::grid())
-          if (g.world * g.world * g.len <= (int64_t{1} << 26))
-            v.push_back({g.name, g.tier, AllGatherParams{{g.world, g.len}}});
+          if (g.len < collective::kHugeLen) v.push_back({g.name, g.tier, AllGatherParams{{g.world, g.len}}});
         // NaN payloads and signed zeros move as bits.
         for (int64_t w : collective::kWorlds)
           v.push_back({fmt::format("w{}_specials", w), Tier::Ci, AllGatherParams{{w, collective::kSpecialsLen}}});

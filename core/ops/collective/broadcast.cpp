@@ -30,7 +30,8 @@ const Op& op_broadcast() {
         // The source is the last rank (a rank other than 0 where there is one: a root hard-wired to 0
         // shows), and rank 0 in the specials.
         for (const auto& g : collective::grid())
-          v.push_back({g.name, g.tier, CollectiveBroadcastParams{{g.world, g.len}, g.world - 1}});
+          if (g.len < collective::kHugeLen)
+            v.push_back({g.name, g.tier, CollectiveBroadcastParams{{g.world, g.len}, g.world - 1}});
         for (int64_t w : collective::kWorlds)
           v.push_back({fmt::format("w{}_specials_src0", w), Tier::Ci,
                        CollectiveBroadcastParams{{w, collective::kSpecialsLen}, 0}});

@@ -58,7 +58,7 @@ std::vector<GridPoint> grid() {
     for (const auto& [len, tier] : {std::pair<int64_t, Tier>{1, small}, {1021, Tier::Ci}, {0, Tier::Ci},
                                     {kLargeLen, w <= 4 ? Tier::Ci : Tier::Full}})
       g.push_back({w, len, tier, fmt::format("w{}_len{}", w, len)});
-    if (w == 2 || w == 4) g.push_back({w, int64_t{1} << 24, Tier::Full, fmt::format("w{}_len16M", w)});
+    if (w == 2 || w == 4) g.push_back({w, kHugeLen, Tier::Full, fmt::format("w{}_len16M", w)});
   }
   return g;
 }

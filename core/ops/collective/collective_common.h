@@ -29,8 +29,10 @@ inline constexpr int64_t kSpecialsLen = 40;  // the specials' pattern repeats ev
 // The worlds and lengths of the matrix: for each W in {1, 2, 3, 4, 8}, `len` 0 (every rank empty),
 // 1, an odd length past every vector width, and a large odd one (256 KiB in F32) past Open MPI's eager
 // limits and into its segmented (ring) algorithms; 16 M elements (64 MiB in F32 per rank) at the full
-// tier for 2 and 4 ranks.
+// tier for 2 and 4 ranks, all_reduce's sum only (every case holds every rank's input and output, and
+// the harness's own sweeps copy a case many times over: all_gather's over 4 ranks would be 1.25 GiB).
 inline constexpr int64_t kLargeLen = 65537;
+inline constexpr int64_t kHugeLen = int64_t{1} << 24;
 // Two ranks first: the catalog shows an op by its first case.
 inline constexpr int64_t kWorlds[] = {2, 3, 4, 8, 1};
 struct GridPoint {
