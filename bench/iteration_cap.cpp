@@ -9,10 +9,6 @@
 
 namespace ts::bench {
 
-namespace {
-
-// Google Benchmark's own reading of --benchmark_filter (1.7): empty or "all" select everything, a
-// leading '-' negates, otherwise an extended regex searched anywhere in the name.
 bool filter_selects(const std::string& name) {
   std::string spec = benchmark::GetBenchmarkFilter();
   if (spec.empty() || spec == "all") return true;
@@ -24,8 +20,6 @@ bool filter_selects(const std::string& name) {
     return false;  // Google Benchmark reports a bad filter itself
   }
 }
-
-}  // namespace
 
 IterationCap::IterationCap(const Options& o) : o_(o), off_(o.warm_cache || o.cold_iterations == 0 || o.listing) {}
 

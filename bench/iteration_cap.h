@@ -8,6 +8,10 @@
 
 namespace ts::bench {
 
+// Google Benchmark's own reading of --benchmark_filter (1.7): empty or "all" select everything, a
+// leading '-' negates, otherwise an extended regex searched anywhere in the name.
+bool filter_selects(const std::string& name);
+
 class IterationCap {
  public:
   explicit IterationCap(const Options& o);

@@ -1,8 +1,10 @@
 // touchstone-bench: Google Benchmark over every backend x op x bench preset, plus the machine's own
 // limits (baseline/*) measured in the same run. Takes Google Benchmark's flags and a few of ours.
+#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <fmt/ranges.h>
@@ -11,12 +13,15 @@
 
 #include "bench/all_cores.h"
 #include "bench/baselines.h"
+#include "bench/collective_benches.h"
 #include "bench/op_benches.h"
 #include "bench/options.h"
 #include "bench/setup_cache.h"
 #include "bench/stable_names.h"
 #include "core/backend.h"
+#include "core/comm.h"
 #include "core/error.h"
+#include "mpi/world_scope.h"
 
 int main(int argc, char** argv) {
   // The Vulkan backend turns its validation layer on for tests; it would dominate every timing.
@@ -27,7 +32,22 @@ int main(int argc, char** argv) {
   // The flags as given, so a saved run says how it was measured (`touchstone bench compare` reruns a
   // baseline with the same ones).
   std::string flags;
-  for (int i = 1; i < argc; ++i) flags += (i > 1 ? " " : "") + std::string(argv[i]);
+  for (int i = 1; i < argc; ++i) {
+    if (i > 1) flags += ' ';  // appended apart: GCC 12 warns falsely (-Wrestrict) on " " + std::string
+    flags += argv[i];
+  }
+  // Under mpiexec every rank runs the collective benchmarks (and nothing else: W copies of an op's
+  // benchmark would only measure each other); rank 0 alone prints and writes --benchmark_out.
+  ts::WorldScope world_scope(argc, argv);
+  const bool collective_run = ts::launched_by_mpi() && ts::mpi_allreduce_baseline();
+  if (ts::world().rank() != 0) {
+    if (!std::freopen("/dev/null", "w", stdout)) return 1;
+    int kept = 1;
+    for (int i = 1; i < argc; ++i)
+      if (std::string_view(argv[i]).rfind("--benchmark_out", 0) != 0) argv[kept++] = argv[i];
+    argc = kept;
+    argv[argc] = nullptr;
+  }
   ts::bench::Options o;
   try {
     o = ts::bench::take_options(argc, argv);
@@ -59,8 +79,13 @@ int main(int argc, char** argv) {
 
   size_t ran = 0;
   try {
-    ts::bench::register_baselines();
-    ran = ts::bench::run_with_stable_names(o, ts::bench::register_op_benchmarks(o));
+    if (collective_run) {
+      benchmark::AddCustomContext("touchstone_world", ts::world().describe());
+      ran = ts::bench::run_with_stable_names(o, ts::bench::register_collective_benchmarks(o.collective_rounds));
+    } else {
+      ts::bench::register_baselines();
+      ran = ts::bench::run_with_stable_names(o, ts::bench::register_op_benchmarks(o));
+    }
   } catch (const std::exception& e) {
     std::cerr << "touchstone-bench: " << e.what() << "\n";
     return 1;

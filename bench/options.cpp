@@ -61,6 +61,10 @@ Options take_options(int& argc, char** argv) {
       const uint64_t n = parse_unsigned("--cold-iterations", a.substr(18));
       check(n <= 1000000, "--cold-iterations: {} is more than 10^6", n);
       o.cold_iterations = static_cast<int64_t>(n);
+    } else if (a.rfind("--collective-rounds=", 0) == 0) {
+      const uint64_t n = parse_unsigned("--collective-rounds", a.substr(20));
+      check(n >= 1 && n <= 1000, "--collective-rounds: {} is not between 1 and 1000", n);
+      o.collective_rounds = static_cast<int>(n);
     } else {
       if (a.rfind("--benchmark_min_time=", 0) == 0) o.min_time = std::atof(a.c_str() + 21);  // it checks the value
       if (a == "--benchmark_list_tests" || a == "--benchmark_list_tests=true") o.listing = true;
@@ -94,6 +98,12 @@ void print_help() {
       "                        no cap). Each iteration pays a cache flush of milliseconds: a microsecond\n"
       "                        op would otherwise run ~10^5 of them. A capped benchmark keeps the name\n"
       "                        --benchmark_list_tests prints (no /iterations:N), on any machine\n"
+      "  --collective-rounds=N under mpiexec: register the collective benchmarks N times, round by round,\n"
+      "                        so that a backend's collective and MPI_Allreduce alternate in time (default 1)\n"
+      "\n"
+      "Under mpiexec -n W every rank runs the collective family alone: collective/<backend>/<op>_w<W>_<bytes>,\n"
+      "baseline/mpi_allreduce_w<W>_<bytes> and baseline/host_memcpy_w<W>_<bytes>, counters algbw and busbw\n"
+      "(nccl-tests' definitions); rank 0 alone prints and writes --benchmark_out.\n"
       "\n"
       "Google Benchmark flags (e.g. --benchmark_filter=gemm/cpu --benchmark_format=json):\n");
   benchmark::PrintDefaultHelp();

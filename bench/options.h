@@ -16,6 +16,8 @@ struct Options {
   // --cold-iterations=N: the iteration count of an op whose cost model moves less than the cache flush
   // reads (0: Google Benchmark's minimum time decides, as for every other benchmark). See op_benches.cpp.
   int64_t cold_iterations = 30;
+  // --collective-rounds=N: the collective benchmarks registered N times, round by round (under mpiexec).
+  int collective_rounds = 1;
   // Read (not removed) from Google Benchmark's flags, for the cap's decision.
   double min_time = 0.5;     // --benchmark_min_time (Google Benchmark 1.7's default)
   bool listing = false;      // --benchmark_list_tests: nothing runs, so nothing is probed

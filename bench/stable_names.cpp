@@ -3,11 +3,13 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <memory>
 
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
+#include "core/comm.h"
 #include "core/error.h"
 
 namespace ts::bench {
@@ -79,6 +81,13 @@ std::string filter_with_capped(const std::string& filter, const std::vector<std:
 
 size_t run_with_stable_names(const Options& o, const std::vector<std::string>& capped) {
   const auto display = reporter(o.format, o.format == "console" && colour(o.color), o.counters_tabular);
+  // Under mpiexec every rank runs the benchmarks and rank 0 alone reports: the others' reporter
+  // (its context block goes to the error stream) writes nowhere.
+  static std::ofstream nowhere;
+  if (world().rank() != 0) {
+    display->SetOutputStream(&nowhere);
+    display->SetErrorStream(&nowhere);
+  }
   const std::string filter = filter_with_capped(benchmark::GetBenchmarkFilter(), capped);
   if (o.out.empty()) return benchmark::RunSpecifiedBenchmarks(display.get(), nullptr, filter);
   const auto file = reporter(o.out_format, false, o.counters_tabular);

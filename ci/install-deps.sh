@@ -13,4 +13,5 @@ $SUDO apt-get install -y -q --no-install-recommends \
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo libclblast-dev \
   libvulkan-dev mesa-vulkan-drivers glslang-tools vulkan-validationlayers vulkan-tools libglvnd0 \
   python3-matplotlib chromium \
-  python3-dev pybind11-dev python3-numpy python3-pytest
+  python3-dev pybind11-dev python3-numpy python3-pytest \
+  openmpi-bin libopenmpi-dev

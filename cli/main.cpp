@@ -1,5 +1,6 @@
 // touchstone: list what each backend supports, run or check any op on any case file, and keep the
 // golden files. Bad input: one line on stderr, exit 1, no partial output file.
+#include <cstdio>
 #include <exception>
 #include <iostream>
 #include <new>
@@ -7,7 +8,9 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "core/comm.h"
 #include "core/error.h"
+#include "mpi/world_scope.h"
 
 namespace {
 
@@ -58,6 +61,10 @@ constexpr const char* kUsage = R"(usage: touchstone <command> [options]
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Under an MPI launcher every rank runs this main; only rank 0 prints or writes results.
+  ts::WorldScope world_scope(argc, argv);
+  const int rank = ts::world().rank();
+  if (rank != 0 && !std::freopen("/dev/null", "w", stdout)) return 1;
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     std::cout << kUsage;
@@ -81,8 +88,10 @@ int main(int argc, char** argv) {
     if (cmd == "report") return cmd_report(args);
     if (cmd == "bench") return cmd_bench(args);
     ts::fail("unknown command '{}' (touchstone --help lists them)", cmd);
+  } catch (const ts::RanksAgreedError& e) {
+    if (rank == 0) std::cerr << "touchstone: " << e.what() << "\n";  // every rank has it: one line
   } catch (const ts::Error& e) {
-    std::cerr << "touchstone: " << e.what() << "\n";
+    std::cerr << "touchstone: " << (rank ? "rank " + std::to_string(rank) + ": " : "") << e.what() << "\n";
   } catch (const std::bad_alloc&) {
     std::cerr << "touchstone: out of memory (a tensor in the input is too large?)\n";
   } catch (const std::exception& e) {

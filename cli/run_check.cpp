@@ -1,7 +1,9 @@
 // touchstone gen / run / check: one case file through one backend.
 #include <algorithm>
-#include <string>
 #include <filesystem>
+#include <optional>
+#include <string>
+#include <type_traits>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -11,6 +13,7 @@
 #include "conformance/check.h"
 #include "core/backend.h"
 #include "core/case_file.h"
+#include "core/collective.h"
 
 namespace ts::cli {
 
@@ -29,6 +32,28 @@ Backend& available_backend(const Args& a) {
   check(av.ok, "backend {} is unavailable: {}", name, av.detail);
   return b;
 }
+
+// Everything a rank reads and checks before it runs anything (its flags, its backend, its case file),
+// agreed across the ranks of an MPI launch: a rank whose file is missing or bad ends every rank with
+// one line instead of leaving the others waiting in the collective. Then a collective case is checked
+// against the world and against every rank's call, before any data moves.
+template <class F> auto on_every_rank(F&& prepare) {
+  std::string error;
+  std::optional<std::invoke_result_t<F>> r;
+  try {
+    r.emplace(prepare());
+  } catch (const Error& e) {
+    error = e.what();
+  }
+  agree_or_throw(error);
+  if (is_collective(*r->c.op)) agree_on_call(collective_call(r->c));
+  return std::move(*r);
+}
+
+struct Prepared {
+  Backend* b;
+  Case c;
+};
 
 }  // namespace
 
@@ -59,11 +84,15 @@ int cmd_run(const std::vector<std::string>& argv) {
   Args a(argv, {"backend", "out", "device"}, {});
   const std::string path = single_case_path(a, "run");
   const std::string out = a.require("out");
-  check_output_path(out, path);
-  Backend& b = available_backend(a);
-  const Case c = load_case(path);
+  auto [bp, c] = on_every_rank([&] {
+    check_output_path(out, path);
+    Backend* b = &available_backend(a);
+    return Prepared{b, load_case(path)};
+  });
+  Backend& b = *bp;
   TensorMap io = working_set(c);
-  run_case(b, c, io);
+  run_case(b, c, io);  // a collective's every rank's output gathered (core/collective.h)
+  if (world().rank() != 0) return 0;  // rank 0 alone writes
   SafetensorsFile f;
   f.metadata = c.op->to_map(c.params);
   f.metadata["op"] = c.op->name();
@@ -77,8 +106,11 @@ int cmd_run(const std::vector<std::string>& argv) {
 int cmd_check(const std::vector<std::string>& argv) {
   Args a(argv, {"backend", "device"}, {});
   const std::string path = single_case_path(a, "check");
-  Backend& b = available_backend(a);
-  Case c = load_case(path);
+  auto [bp, c] = on_every_rank([&] {
+    Backend* b = &available_backend(a);
+    return Prepared{b, load_case(path)};
+  });
+  Backend& b = *bp;
   const std::string against = fill_expected(c);
   // A "no" from supports() and a refusal at plan or launch time read the same.
   const auto refuse = [&](const std::string& reason) {

@@ -1,5 +1,6 @@
 // touchstone-conformance: the conformance matrix. Exit code 77 (CTest's "skipped") when the selected
 // backend is unavailable on this machine, unless --require-available.
+#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 
@@ -8,6 +9,8 @@
 #include "conformance/golden_dir.h"
 #include "conformance/options.h"
 #include "core/backend.h"
+#include "core/comm.h"
+#include "mpi/world_scope.h"
 
 namespace {
 
@@ -21,6 +24,10 @@ bool take(const std::string& arg, const char* flag, std::string& out) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Under mpiexec every rank runs the matrix (a collective case on its own rank, every rank's outputs
+  // gathered, so every rank reaches the same verdict); rank 0 alone prints.
+  ts::WorldScope world_scope(argc, argv);
+  if (ts::world().rank() != 0 && !std::freopen("/dev/null", "w", stdout)) return 1;
   ::testing::InitGoogleTest(&argc, argv);
   ts::Options o;
   o.argv0 = argv[0];
@@ -35,6 +42,8 @@ int main(int argc, char** argv) {
         o.tier = ts::tier_or_throw(v);
       } else if (take(a, "seed", v)) {
         o.seed = std::stoull(v);
+      } else if (take(a, "world", v)) {
+        o.world = std::stoi(v);
       } else if (a == "--no-goldens") {
         o.golden_dir.clear();
       } else if (a == "--require-available") {
@@ -47,6 +56,19 @@ int main(int argc, char** argv) {
     if (const char* req = std::getenv("TOUCHSTONE_REQUIRE_BACKENDS"); req && !o.backend.empty()) {
       const std::string list = std::string(",") + req + ",";
       if (list.find("," + o.backend + ",") != std::string::npos) o.require_available = true;
+    }
+    // --world=W: the collective slice under `mpiexec -n W` (CTest's collective tests). A build without
+    // MPI skips it with the reason (77), unless TOUCHSTONE_REQUIRE_BACKENDS names mpi.
+    if (o.world) {
+      const char* req = std::getenv("TOUCHSTONE_REQUIRE_BACKENDS");
+      const bool required = req && (std::string(",") + req + ",").find(",mpi,") != std::string::npos;
+      if (!ts::built_with_mpi()) {
+        std::cout << "collective over " << o.world << " ranks: " << ts::mpi_build_detail() << "\n";
+        return required ? 1 : 77;
+      }
+      ts::check(ts::world().size() == o.world, "--world={} but this process is one of {} ranks (run it under mpiexec -n {})",
+                o.world, ts::world().size(), o.world);
+      std::cout << "world: " << ts::world().describe() << "\n";
     }
     if (!o.op.empty()) ts::op_or_throw(o.op);
     if (!o.backend.empty()) {

@@ -14,6 +14,7 @@
 #include "conformance/known_failures.h"
 #include "conformance/options.h"
 #include "conformance/steps.h"
+#include "core/collective.h"
 
 namespace ts {
 namespace {
@@ -32,6 +33,8 @@ void report_failure(const Options& opt, const std::string& test_name, Tier tier,
                     const std::string& case_name, const Verdict& v) {
   std::string file;
   try {
+    // Under mpiexec every rank judged the same outputs: rank 0 alone writes the case.
+    check(world().rank() == 0, "rank 0 writes it");
     fs::create_directories(opt.failures_dir);
     file = (fs::path(opt.failures_dir) /
             fmt::format("{}__{}__{}__{}.safetensors", b.name(), c.op->name(), case_name, dtype_name(c.dtype)))
@@ -121,8 +124,10 @@ int register_matrix(const Options& o) {
     for (const Op* op : all_ops()) {
       if (!o.op.empty() && o.op != op->name()) continue;
       if (!o.family.empty() && o.family != op->family()) continue;
+      if (o.world && !is_collective(*op)) continue;
       for (const CaseSpec& spec : op->cases()) {
         if (spec.tier > o.tier) continue;
+        if (o.world && op->to_map(spec.params).at("world_size") != std::to_string(o.world)) continue;
         for (DType dt : spec.dtypes) {
           const std::string suite = bname + "/" + op->name();
           const std::string test = spec.name + "/" + std::string(dtype_name(dt));
@@ -144,6 +149,9 @@ int register_matrix(const Options& o) {
       if (!o.op.empty() && o.op != op_name) continue;
       const Op* op = find_op(op_name);
       if (op && !o.family.empty() && o.family != op->family()) continue;
+      // Under mpiexec: the collective goldens of this world only (their case names say it: "_w4_").
+      if (o.world && (!op || !is_collective(*op) || stem.find(fmt::format("_w{}_", o.world)) == std::string::npos))
+        continue;
       const std::string suite = bname + "/golden";
       const std::string full = suite + "." + stem;
       const std::string path = entry.path().string();

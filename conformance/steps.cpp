@@ -14,6 +14,7 @@
 
 #include "conformance/check.h"
 #include "conformance/known_failures.h"
+#include "core/collective.h"
 
 namespace ts {
 namespace {
@@ -99,6 +100,7 @@ class StepsTest : public ::testing::Test {
         }
         launch->execute();
         launch->finish();
+        gather_rank_outputs(pr, io);
       } catch (const Error& e) {
         FAIL() << fmt::format("step {} (seed {}): {}", step, s, e.what());
       }

@@ -47,6 +47,7 @@ std::unique_ptr<Backend> CpuBackend::create() {
   cpu::add_moe_route(k);
   cpu::add_moe_experts(k);
   cpu::add_moe_combine(k);
+  cpu::add_collective(k);
   return std::make_unique<CpuHostBackend>(kName, std::move(k));
 }
 

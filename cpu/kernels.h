@@ -19,5 +19,6 @@ void add_gptq_awq(KernelTable& k);  // cpu/quant_gptq.cpp
 void add_moe_route(KernelTable& k);  // cpu/moe_route.cpp
 void add_moe_experts(KernelTable& k);  // cpu/moe_gemv.cpp, over the engine of cpu/moe_experts.h
 void add_moe_combine(KernelTable& k);  // cpu/moe_combine.cpp
+void add_collective(KernelTable& k);   // cpu/collective.cpp: through the process's world (MPI)
 
 }  // namespace ts::cpu

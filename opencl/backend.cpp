@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <optional>
 
+#include "core/collective.h"
+#include "opencl/collective.h"
 #include "plan.h"
 #include "roofs.h"
 
@@ -117,6 +119,7 @@ class OpenclBackendImpl final : public Backend {
   }
 
   Support supports(const Problem& pr) override {
+    if (is_collective(*pr.op)) return collective_support(pr);  // opencl/collective.cpp
     auto it = plans_.find(pr.op->name());
     if (it == plans_.end()) return Support::no("no OpenCL kernel for " + pr.op->name() + " yet");
     // Activations in F32, F16 or BF16 (a build option per program), F32 scales, integer ids, GGUF bytes,
@@ -131,6 +134,7 @@ class OpenclBackendImpl final : public Backend {
   std::unique_ptr<Launch> prepare(const Problem& pr, TensorMap& io) override {
     open();
     check(rt_ != nullptr, "OpenCL backend unavailable: {}", why_);
+    if (is_collective(*pr.op)) return prepare_collective(*rt_, pr, io);
     auto it = plans_.find(pr.op->name());
     check(it != plans_.end(), "OpenCL backend: no kernel for op '{}'", pr.op->name());
     auto launch = std::make_unique<ClLaunch>(*rt_, io, pr);

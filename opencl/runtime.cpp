@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "core/comm.h"
 #include "core/tensor.h"
 #include "embedded.h"
 
@@ -45,7 +46,8 @@ std::vector<cl_device_id> all_devices() {
 
 cl_device_id choose_device(const std::vector<cl_device_id>& ds) {
   const char* env = std::getenv("TOUCHSTONE_OPENCL_DEVICE");
-  if (!env || !*env) return ds[0];
+  // Ranks of an MPI launch take one device each, round robin, where the machine has several.
+  if (!env || !*env) return ds[static_cast<size_t>(world().rank()) % ds.size()];
   const std::string want = env;
   if (want.find_first_not_of("0123456789") == std::string::npos) {
     const size_t i = std::stoul(want);

@@ -14,6 +14,7 @@ std::unique_ptr<Backend> ReferenceBackend::create() {
 #include "core/ops/paged_ops.inc"
 #include "core/ops/kv_ops.inc"
 #include "core/ops/tensor_ops.inc"
+#include "core/ops/collective_ops.inc"
 #undef X
   return std::make_unique<HostBackend>(kName, std::move(k));
 }

@@ -8,6 +8,7 @@
 #include "core/ops/moe_params.h"
 #include "core/ops/paged_params.h"
 #include "core/ops/tensor_params.h"
+#include "core/ops/collective_params.h"
 #include "core/tensor.h"
 
 namespace ts::ref {
@@ -19,6 +20,7 @@ namespace ts::ref {
 #include "core/ops/paged_ops.inc"
 #include "core/ops/kv_ops.inc"
 #include "core/ops/tensor_ops.inc"
+#include "core/ops/collective_ops.inc"
 #undef X
 
 }  // namespace ts::ref

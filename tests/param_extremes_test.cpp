@@ -77,6 +77,7 @@ int sweep(const Op& op, Report* report) {
           note(report->failure, sizeof report->failure, what + ": not an Error but " + e.what());
           return 1;
         }
+        alarm(0);  // the attempt is over: generating the next case is not part of it
       }
     }
   }

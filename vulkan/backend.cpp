@@ -9,7 +9,9 @@
 #include <cstring>
 #include <optional>
 
+#include "core/collective.h"
 #include "core/unsupported.h"
+#include "vulkan/collective.h"
 #include "vulkan/pipelines.h"
 #include "vulkan/plan.h"
 #include "vulkan/plan_roofs.h"
@@ -97,6 +99,7 @@ class VulkanImpl final : public Backend {
   }
 
   Support supports(const Problem& pr) override {
+    if (is_collective(*pr.op)) return collective_support(pr);  // vulkan/collective.cpp
     auto it = planners_.find(pr.op->name());
     if (it == planners_.end()) return Support::no("no Vulkan kernel for this op yet");
     // Activations in F32, F16 or BF16 (a variant per storage type), F32 scales, integer ids, GGUF
@@ -116,6 +119,7 @@ class VulkanImpl final : public Backend {
   std::unique_ptr<Launch> prepare(const Problem& pr, TensorMap& io) override {
     init();
     check(ctx_ != nullptr, "Vulkan backend unavailable: {}", reason_);
+    if (is_collective(*pr.op)) return prepare_collective(*ctx_, pr, io);
     auto it = planners_.find(pr.op->name());
     check(it != planners_.end(), "vulkan: no kernel for {}", pr.op->name());
     const Target t = target(pr.dtype);

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "core/comm.h"
+
 namespace ts::vk {
 
 const char* result_name(VkResult r) {
@@ -159,13 +161,17 @@ Context::Context() {
     // Device choice: TOUCHSTONE_VULKAN_DEVICE as an index or a name substring; else the first with compute.
     const char* want = std::getenv("TOUCHSTONE_VULKAN_DEVICE");
     std::string names;
+    std::vector<VkPhysicalDevice> matches;
     for (uint32_t i = 0; i < n; ++i) {
       VkPhysicalDeviceProperties p;
       vkGetPhysicalDeviceProperties(devs[i], &p);
       names += fmt::format("{}{}: {}", names.empty() ? "" : ", ", i, p.deviceName);
       const bool match = !want || !*want || std::to_string(i) == want || std::strstr(p.deviceName, want);
-      if (match && compute_family(devs[i]) >= 0 && phys_ == VK_NULL_HANDLE) phys_ = devs[i];
+      if (match && compute_family(devs[i]) >= 0) matches.push_back(devs[i]);
     }
+    // Named: the first that matches. Else ranks of an MPI launch take one device each, round robin.
+    if (!matches.empty())
+      phys_ = want && *want ? matches[0] : matches[static_cast<size_t>(world().rank()) % matches.size()];
     check(phys_ != VK_NULL_HANDLE, "no Vulkan device with a compute queue matches TOUCHSTONE_VULKAN_DEVICE='{}' ({})",
           want ? want : "", names);
     family_ = static_cast<uint32_t>(compute_family(phys_));

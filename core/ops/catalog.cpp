@@ -6,6 +6,7 @@
 #include "core/ops/moe_params.h"
 #include "core/ops/paged_params.h"
 #include "core/ops/tensor_params.h"
+#include "core/ops/collective_params.h"
 
 namespace ts {
 
@@ -16,6 +17,7 @@ namespace ts {
 #include "core/ops/paged_ops.inc"
 #include "core/ops/kv_ops.inc"
 #include "core/ops/tensor_ops.inc"
+#include "core/ops/collective_ops.inc"
 #undef X
 
 const std::vector<const Op*>& all_ops() {
@@ -27,6 +29,7 @@ const std::vector<const Op*>& all_ops() {
 #include "core/ops/paged_ops.inc"
 #include "core/ops/kv_ops.inc"
 #include "core/ops/tensor_ops.inc"
+#include "core/ops/collective_ops.inc"
 #undef X
   };
   return ops;

@@ -9,6 +9,7 @@
 #include "core/ops/moe_params.h"
 #include "core/ops/paged_params.h"
 #include "core/ops/tensor_params.h"
+#include "core/ops/collective_params.h"
 
 namespace ts {
 
@@ -25,6 +26,7 @@ namespace ops {
 #include "core/ops/paged_ops.inc"
 #include "core/ops/kv_ops.inc"
 #include "core/ops/tensor_ops.inc"
+#include "core/ops/collective_ops.inc"
 #undef X
 }  // namespace ops
 

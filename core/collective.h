@@ -1,0 +1,87 @@
+#pragma once
+// What every backend's collective shares (the collective family): the call a case makes on this rank,
+// the checks before any data moves, the run on host buffers, and the harness's gathering of every
+// rank's output afterwards. A backend runs x.{rank} -> out.{rank}; a device backend stages its buffers
+// through host memory around run_host_collective.
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "core/backend.h"
+#include "core/comm.h"
+
+namespace ts {
+
+bool is_collective(const Op& op);
+
+// One rank's collective: what the case asks of it.
+struct CollectiveCall {
+  std::string op;  // all_reduce, all_gather, broadcast
+  DType dtype = DType::F32;
+  int64_t world_size = 1, len = 0, src_rank = 0;
+  ReduceOp reduce = ReduceOp::Sum;
+  int64_t out_len() const { return op == "all_gather" ? world_size * len : len; }
+  // "all_reduce reduce=sum F32 len=1021 world_size=4": what the ranks compare before data moves.
+  std::string describe() const;
+};
+CollectiveCall call_of(const AllReduceParams& p, DType dt);
+CollectiveCall call_of(const AllGatherParams& p, DType dt);
+CollectiveCall call_of(const CollectiveBroadcastParams& p, DType dt);
+CollectiveCall collective_call(const Problem& pr);  // the call_of of its op; an Error for another family
+
+// Whether this process's world runs the case: a "no" naming both worlds (the conformance matrix
+// under mpiexec -n 2 skips the cases of other worlds with it).
+Support world_runs(const Problem& pr);
+
+// Before any data moves: the case's world_size must be the communicator's, and every rank must make
+// the same call (op, dtype, len, reduce, src_rank). Otherwise an Error on every rank, naming the
+// first rank that differs from rank 0 and both calls.
+void agree_on_call(const CollectiveCall& c);
+
+// This rank's collective on host buffers: x holds len elements, out out_len(). F16 and BF16 reductions
+// are widened to F32 first and rounded once at the end, so their sums accumulate in F32.
+void run_host_collective(const CollectiveCall& c, const void* x, void* out);
+
+// A device backend's collective: this rank's x.{rank} and out.{rank} live in the device's buffers
+// (uploaded whole, guards included, at prepare); execute() stages x through host memory, runs the
+// host collective and stages the result into out's buffer. The two staging copies are timed apart from
+// the collective (staging_seconds), so a report can say what the device's distance from the host costs.
+// A backend supplies its own buffer paths; its upload at prepare and its download at finish() are
+// the same ones its other ops use.
+class StagedCollectiveLaunch : public Launch {
+ public:
+  StagedCollectiveLaunch(const Problem& pr, TensorMap& io);
+  void execute() override;
+  double last_seconds() const override { return seconds_; }
+  void upload_inputs() override;
+  void finish() override;
+  // Of the last execute(): seconds spent in the two staging copies (device -> host, host -> device).
+  double staging_seconds() const { return staging_; }
+
+ protected:
+  // Called once by the backend's constructor after its buffers exist: the ranks agree on the call.
+  void agree();
+  // The rank's tensor names and the host staging buffers (data only: no guards between device copies).
+  const std::string& x_name() const { return x_; }
+  const std::string& out_name() const { return out_; }
+  // Whole-storage copies between io's tensor `name` and its device buffer (guards included).
+  virtual void upload(const std::string& name) = 0;
+  virtual void download(const std::string& name) = 0;
+  // Data-only copies between a device buffer and host memory of `bytes`: the staging of execute().
+  virtual void read_data(const std::string& name, void* host, size_t bytes) = 0;
+  virtual void write_data(const std::string& name, const void* host, size_t bytes) = 0;
+
+  TensorMap& io_;
+
+ private:
+  CollectiveCall call_;
+  std::string x_, out_;
+  std::vector<std::byte> stage_x_, stage_out_;
+  double seconds_ = 0, staging_ = 0;
+};
+
+// After a run: every rank's out.{r} copied into every rank's io (each rank computed only its own), so
+// every rank judges the same outputs and reaches the same verdict. The harness's step, never timed.
+void gather_rank_outputs(const Problem& pr, TensorMap& io);
+
+}  // namespace ts

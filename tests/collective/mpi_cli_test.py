@@ -1,0 +1,220 @@
+#!/usr/bin/env python3
+"""The collective family through the CLI under mpiexec: one scenario per CTest test.
+
+  mpi_cli_test.py --cli TOUCHSTONE --mpiexec MPIEXEC --backend cpu --scenario NAME
+
+run_check       mpiexec -n W touchstone run / check on all three ops: every rank's output written by
+                rank 0 alone, judged PASS, printed once
+world_mismatch  a case over 3 ranks under mpiexec -n 2: refused with one line, exit 1, no output file
+len_differs     two ranks reading cases of different len (MPMD launch): refused before data moves
+dtype_differs   the same with F32 against F16
+bad_src_rank, bad_len, missing_x
+                bad case files: one line, exit 1 on every rank, no output file
+rank_dies       a rank killed inside the collective: the others end with one line each, never a hang
+rank_stalls     a rank stopped inside the collective: the others' watchdog ends them with one line
+A build without MPI exits 77 (CTest's skip) with the reason, unless TOUCHSTONE_REQUIRE_BACKENDS names mpi.
+"""
+import argparse
+import json
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+FAILURES = []
+
+
+def expect(cond, what):
+    if not cond:
+        FAILURES.append(what)
+        print("FAIL:", what)
+
+
+def run(cmd, env=None, timeout=120):
+    start = time.monotonic()
+    p = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **(env or {})}, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr, time.monotonic() - start
+
+
+def our_lines(stderr):
+    return [line for line in stderr.splitlines() if line.startswith("touchstone:")]
+
+
+def read_st(path):
+    with open(path, "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        header = json.loads(f.read(n))
+        data = f.read()
+    return header, data
+
+
+def write_st(path, header, tensors):
+    """header: metadata dict; tensors: name -> (dtype, shape, bytes), repacked in order."""
+    out, blob = {"__metadata__": header}, b""
+    for name, (dtype, shape, raw) in tensors.items():
+        out[name] = {"dtype": dtype, "shape": shape, "data_offsets": [len(blob), len(blob) + len(raw)]}
+        blob += raw
+    text = json.dumps(out).encode()
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + blob)
+
+
+def tensors_of(path):
+    header, data = read_st(path)
+    meta = header.pop("__metadata__", {})
+    t = {k: (v["dtype"], v["shape"], data[v["data_offsets"][0]:v["data_offsets"][1]]) for k, v in header.items()}
+    return meta, t
+
+
+class Ctx:
+    def __init__(self, a, tmp):
+        self.cli, self.mpiexec, self.backend, self.tmp = a.cli, a.mpiexec, a.backend, tmp
+
+    def gen(self, op, case, dtype="F32"):
+        path = os.path.join(self.tmp, f"{op}__{case}__{dtype}.safetensors")
+        if not os.path.exists(path):
+            rc, out, err, _ = run([self.cli, "gen", op, case, "--out", path, "--dtype", dtype])
+            assert rc == 0, err
+        return path
+
+    def mpi(self, n, *args, env=None, timeout=120):
+        return run([self.mpiexec, "-n", str(n), self.cli, *args], env=env, timeout=timeout)
+
+    def mpmd(self, args_per_rank, env=None):
+        cmd = [self.mpiexec]
+        for i, args in enumerate(args_per_rank):
+            cmd += ([":"] if i else []) + ["-n", "1", self.cli, *args]
+        return run(cmd, env=env)
+
+    def refused(self, what, result, needle, out_path):
+        rc, out, err, _ = result
+        lines = our_lines(err)
+        expect(rc == 1, f"{what}: exit {rc}, not 1 ({err.strip()})")
+        expect(len(lines) == 1, f"{what}: {len(lines)} lines of ours on stderr, not one: {lines}")
+        expect(any(needle in line for line in lines), f"{what}: no line mentions '{needle}': {lines}")
+        expect(not os.path.exists(out_path), f"{what}: an output file was written")
+
+
+def run_check(c):
+    for op, case, w in [("all_reduce", "sum_w3_len1021", 3), ("all_reduce", "max_w2_specials", 2),
+                        ("all_gather", "w3_len1021", 3), ("broadcast", "w4_len1021", 4)]:
+        for dtype in ["F32", "BF16"]:
+            case_path = c.gen(op, case, dtype)
+            out = os.path.join(c.tmp, f"out_{op}_{case}_{dtype}.safetensors")
+            rc, stdout, err, _ = c.mpi(w, "run", case_path, "--backend", c.backend, "--out", out)
+            expect(rc == 0, f"run {op} {case} {dtype}: exit {rc}: {err.strip()}")
+            expect(stdout.count("wrote") == 1, f"run {op} {case}: rank 0 alone prints: {stdout!r}")
+            if rc != 0:
+                continue
+            _, t = tensors_of(out)
+            expect(sorted(t) == sorted(f"out.{r}" for r in range(w)), f"run {op}: outputs {sorted(t)}")
+            rc, stdout, err, _ = run([c.cli, "judge", case_path, out])
+            expect(rc == 0, f"judge {op} {case} {dtype}: exit {rc}: {stdout}{err}")
+            rc, stdout, err, _ = c.mpi(w, "check", case_path, "--backend", c.backend)
+            expect(rc == 0 and stdout.count("PASS") == 1,
+                   f"check {op} {case} {dtype}: exit {rc}, {stdout.count('PASS')} PASS lines: {stdout}{err}")
+
+
+def world_mismatch(c):
+    out = os.path.join(c.tmp, "out.safetensors")
+    c.refused("world_mismatch", c.mpi(2, "run", c.gen("all_reduce", "sum_w3_len1021"), "--backend", c.backend,
+                                      "--out", out),
+              "the case's world_size is 3, but 2 ranks are running", out)
+
+
+def len_differs(c):
+    out = os.path.join(c.tmp, "out.safetensors")
+    a, b = c.gen("all_reduce", "sum_w2_len1"), c.gen("all_reduce", "sum_w2_len1021")
+    c.refused("len_differs", c.mpmd([["run", a, "--backend", c.backend, "--out", out],
+                                     ["run", b, "--backend", c.backend, "--out", out]]),
+              "ranks disagree before any data moved: rank 0 runs all_reduce reduce=sum F32 len=1 world_size=2, "
+              "rank 1 runs all_reduce reduce=sum F32 len=1021", out)
+
+
+def dtype_differs(c):
+    out = os.path.join(c.tmp, "out.safetensors")
+    a, b = c.gen("all_gather", "w2_len1021", "F32"), c.gen("all_gather", "w2_len1021", "F16")
+    c.refused("dtype_differs", c.mpmd([["run", a, "--backend", c.backend, "--out", out],
+                                       ["run", b, "--backend", c.backend, "--out", out]]),
+              "rank 1 runs all_gather F16 len=1021", out)
+
+
+def edited(c, name, edit):
+    meta, t = tensors_of(c.gen("broadcast", "w2_len1021"))
+    edit(meta, t)
+    path = os.path.join(c.tmp, name + ".safetensors")
+    write_st(path, meta, t)
+    return path
+
+
+def bad_input(c, name, edit, needle):
+    out = os.path.join(c.tmp, "out.safetensors")
+    c.refused(name, c.mpi(2, "run", edited(c, name, edit), "--backend", c.backend, "--out", out), needle, out)
+
+
+def rank_dies(c):
+    out = os.path.join(c.tmp, "out.safetensors")
+    rc, _, err, seconds = c.mpi(3, "run", c.gen("all_reduce", "sum_w3_len1021"), "--backend", c.backend, "--out", out,
+                                env={"TOUCHSTONE_MPI_FAULT": "die@1"}, timeout=60)
+    lines = our_lines(err)
+    expect(rc != 0, f"rank_dies: exit 0")
+    expect(not os.path.exists(out), "rank_dies: an output file was written")
+    expect(seconds < 60, f"rank_dies: took {seconds:.0f} s")
+    # Each survivor one line (at most), naming the collective it was in; the dead rank none.
+    expect(1 <= len(lines) <= 2, f"rank_dies: {len(lines)} lines of ours: {lines}")
+    expect(all("all_reduce of 1021 F32 elements" in line and "rank 1:" not in line for line in lines),
+           f"rank_dies: {lines}")
+    for r in (0, 2):
+        expect(sum(f"rank {r}:" in line for line in lines) <= 1, f"rank_dies: rank {r} printed twice: {lines}")
+
+
+def rank_stalls(c):
+    out = os.path.join(c.tmp, "out.safetensors")
+    rc, _, err, seconds = c.mpi(3, "run", c.gen("all_gather", "w3_len1021"), "--backend", c.backend, "--out", out,
+                                env={"TOUCHSTONE_MPI_FAULT": "stall@2", "TOUCHSTONE_MPI_TIMEOUT": "2"}, timeout=60)
+    lines = our_lines(err)
+    expect(rc != 0, "rank_stalls: exit 0")
+    expect(not os.path.exists(out), "rank_stalls: an output file was written")
+    expect(seconds < 30, f"rank_stalls: took {seconds:.0f} s with a 2 s timeout")
+    expect(any("all_gather of 1021 F32 elements did not complete within 2 s" in line for line in lines),
+           f"rank_stalls: no watchdog line: {lines}")
+    for r in (0, 1, 2):
+        expect(sum(f"rank {r}:" in line for line in lines) <= 1, f"rank_stalls: rank {r} printed twice: {lines}")
+
+
+SCENARIOS = {
+    "run_check": run_check,
+    "world_mismatch": world_mismatch,
+    "len_differs": len_differs,
+    "dtype_differs": dtype_differs,
+    "bad_src_rank": lambda c: bad_input(c, "bad_src_rank", lambda m, t: m.update(src_rank="2"),
+                                        "parameter 'src_rank' is 2, outside the world of 2 ranks"),
+    "bad_len": lambda c: bad_input(c, "bad_len", lambda m, t: m.update(len="1000"), "x.0"),
+    "missing_x": lambda c: bad_input(c, "missing_x", lambda m, t: t.pop("x.1"), "x.1"),
+    "rank_dies": rank_dies,
+    "rank_stalls": rank_stalls,
+}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cli", required=True)
+    ap.add_argument("--mpiexec", default="")
+    ap.add_argument("--backend", default="cpu")
+    ap.add_argument("--scenario", required=True, choices=sorted(SCENARIOS))
+    a = ap.parse_args()
+    if not a.mpiexec or not os.path.exists(a.mpiexec):
+        required = "mpi" in os.environ.get("TOUCHSTONE_REQUIRE_BACKENDS", "").split(",")
+        print("collective CLI under mpiexec: this build found no MPI (install openmpi-bin libopenmpi-dev)")
+        return 1 if required else 77
+    with tempfile.TemporaryDirectory() as tmp:
+        SCENARIOS[a.scenario](Ctx(a, tmp))
+    print(f"{a.scenario}: {len(FAILURES)} failures")
+    return 1 if FAILURES else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
