@@ -11,6 +11,7 @@
 
 #include "bench/all_cores.h"
 #include "bench/baselines.h"
+#include "bench/graph_benches.h"
 #include "bench/op_benches.h"
 #include "bench/options.h"
 #include "bench/setup_cache.h"
@@ -60,6 +61,7 @@ int main(int argc, char** argv) {
   size_t ran = 0;
   try {
     ts::bench::register_baselines();
+    ts::bench::register_graph_benchmarks(o);
     ran = ts::bench::run_with_stable_names(o, ts::bench::register_op_benchmarks(o));
   } catch (const std::exception& e) {
     std::cerr << "touchstone-bench: " << e.what() << "\n";

@@ -16,8 +16,14 @@ namespace ts::cpu {
 // of 32 for Q4_0 / Q4_1 / Q8_0, `int8_k` in blocks of 256 for the K kinds), or else, for a GEMV
 // (m <= 4), the sums of each 16 values of every row (the exact GEMV).
 struct QuantActivations {
-  QuantActivations(DType dt, const void* a, int64_t m, int64_t k, bool int8 = false, bool int8_k = false);
-  int64_t m, k;
+  QuantActivations() = default;
+  QuantActivations(DType dt, const void* a, int64_t m, int64_t k, bool int8 = false, bool int8_k = false) {
+    reset(dt, a, m, k, int8, int8_k);
+  }
+  // The same for new activations, in the buffers of the last: a caller that keeps one (a thread's
+  // own, for a GEMV run step after step) allocates nothing once they are large enough.
+  void reset(DType dt, const void* a, int64_t m, int64_t k, bool int8 = false, bool int8_k = false);
+  int64_t m = 0, k = 0;
   std::vector<float> a32;
   std::vector<float> sums;
   std::vector<ActQ8> rows8;    // one per row when quantized in blocks of 32, else empty
@@ -25,6 +31,7 @@ struct QuantActivations {
   std::vector<int8_t> q8, q8p, q8k;
   std::vector<float> d8, fs32, fs16, d8k;
   std::vector<int16_t> bs16, bs32;
+  std::vector<int32_t> block_sums;  // the quantizers' scratch
 
  private:
   void quantize_int8();
