@@ -60,10 +60,21 @@ StepsRun run_graph_case(Backend& b, const GraphCase& c, RunMode mode, const Node
 GraphCase generate_graph_case(const std::string& program, const DecodeParams& p, uint64_t seed, bool expected) {
   check_program(program);
   check_params(p);
+  Rng r(seed);
+  TensorMap weights = generate_weights(p, r);
+  GraphCase c = graph_case_with_weights(program, p, std::move(weights), r.next(), expected);
+  c.seed = seed;  // the case's own: the one that made its weights and, through them, the rest
+  return c;
+}
+
+GraphCase graph_case_with_weights(const std::string& program, const DecodeParams& p, TensorMap weights, uint64_t seed,
+                                  bool expected) {
+  check_program(program);
+  check_params(p);
   GraphCase c;
   c.program = program, c.params = p, c.seed = seed;
+  c.weights = std::move(weights);
   Rng r(seed);
-  c.weights = generate_weights(p, r);
   // The table: a random permutation of the pool's blocks, the sequence's blocks first; entries past
   // the blocks a step uses point at the last, which nothing ever writes (NaN: a read of it shows).
   std::vector<uint32_t> perm(static_cast<size_t>(p.num_blocks()));
@@ -93,6 +104,7 @@ GraphCase generate_graph_case(const std::string& program, const DecodeParams& p,
           }
       c.cache.emplace(pool_name(kv, l), std::move(pool));
     }
+  validate_graph_case(c);
   if (!expected) return c;
   StepsRun ref = run_graph_case(backend("reference"), c, RunMode::Eager);
   for (int64_t s = 0; s < p.steps; ++s) c.expected.emplace(fmt::format("out.{}", s), std::move(ref.outputs[s]));

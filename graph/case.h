@@ -34,6 +34,11 @@ struct GraphCase {
 // Without `expected`, no expected outputs (a benchmark's inputs: the reference is not run).
 GraphCase generate_graph_case(const std::string& program, const DecodeParams& p, uint64_t seed, bool expected = true);
 
+// The same around weights the caller has (a checkpoint's): the state, the prompt's cache and the
+// expected outputs drawn and computed as above. The weights are validated as a case's are.
+GraphCase graph_case_with_weights(const std::string& program, const DecodeParams& p, TensorMap weights, uint64_t seed,
+                                  bool expected = true);
+
 // Every check a case's tensors get before any backend sees them: each tensor present with its dtype
 // and shape, no stray ones, tokens below vocab, positions ctx + s, each table row inside the pool,
 // distinct, and keeping the previous row's blocks. An Error naming the first that is not.

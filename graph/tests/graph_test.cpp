@@ -301,3 +301,114 @@ INSTANTIATE_TEST_SUITE_P(GraphConformance, GraphConf, ::testing::ValuesIn(conf_c
 
 }  // namespace
 }  // namespace ts::graph
+
+// ---- touchstone graph case: a llama GGUF the test writes ----
+
+#include <filesystem>
+
+#include "tests/gguf_writer.h"
+#include "tests/run_cli.h"
+#include "tests/temp_path.h"
+#include "graph/weights.h"
+
+namespace ts::graph {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A 3-layer llama checkpoint of Q4_K matrices (F32 norms and embedding), as llama.cpp names them.
+struct Checkpoint {
+  DecodeParams p;
+  TensorMap w;  // the program's names, for layers 0..2
+};
+
+Checkpoint checkpoint() {
+  Checkpoint c;
+  c.p = small(QuantKind::Q4_K, 3);
+  Rng r(77);
+  c.w = generate_weights(c.p, r);
+  return c;
+}
+
+uint32_t ggml_type(DType dt) { return dt == DType::F32 ? 0 : dt == DType::F16 ? 1 : 12; }
+
+std::string write_gguf(const Checkpoint& c, const std::string& name,
+                       const std::function<void(test::GgufWriter&)>& spoil = {}) {
+  using gguf::ValueType;
+  test::GgufWriter g;
+  g.kv("general.architecture", test::gv_str("llama"));
+  g.kv("llama.block_count", test::gv(ValueType::UINT32, 3));
+  g.kv("llama.embedding_length", test::gv(ValueType::UINT32, c.p.hidden));
+  g.kv("llama.feed_forward_length", test::gv(ValueType::UINT32, c.p.ffn));
+  g.kv("llama.attention.head_count", test::gv(ValueType::UINT32, c.p.heads));
+  g.kv("llama.attention.head_count_kv", test::gv(ValueType::UINT32, c.p.kv_heads));
+  g.kv("llama.attention.layer_norm_rms_epsilon", test::gv_float(ValueType::FLOAT32, 1e-5));
+  g.kv("llama.rope.freq_base", test::gv_float(ValueType::FLOAT32, 10000.0));
+  for (const WeightSpec& s : llama_weights(c.p)) {
+    const Tensor& t = c.w.at(s.name);
+    std::vector<int64_t> ne = s.use == WeightSpec::Use::Norm ? std::vector<int64_t>{c.p.hidden} : std::vector<int64_t>{s.k, s.n};
+    g.tensor(s.name + ".weight", ne, ggml_type(t.dtype()), std::string(reinterpret_cast<const char*>(t.data()), t.nbytes()));
+  }
+  if (spoil) spoil(g);
+  const fs::path path = test::temp_path(name + ".gguf");
+  std::ofstream(path, std::ios::binary) << g.bytes();
+  return path.string();
+}
+
+void expect_one_line_error(const std::string& args, const std::string& out, const std::string& needle) {
+  fs::remove(out);
+  const test::CliResult r = test::run_cli(args);
+  EXPECT_EQ(r.exit_code, 1) << args;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out)) << args;
+  EXPECT_FALSE(fs::exists(out + ".partial")) << args;
+}
+
+TEST(GraphCli, CaseFromALlamaGgufTakesItsTensorsUnchanged) {
+  const Checkpoint c = checkpoint();
+  const std::string model = write_gguf(c, "llama");
+  const std::string out = test::temp_path("step.safetensors").string();
+  const test::CliResult r = test::run_cli("graph case " + model + " --program llama_decode --layers 1-2 --steps 3 --ctx 2 "
+                                          "--block-size 4 --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const GraphCase g = graph_case_from_file(read_safetensors(out));
+  EXPECT_EQ(g.params.layers, 2);
+  EXPECT_EQ(g.params.kind, QuantKind::Q4_K);
+  EXPECT_EQ(g.params.steps, 3);
+  // The checkpoint's blk.1 and blk.2 are the program's blk.0 and blk.1, byte for byte.
+  for (const char* m : {"attn_q", "attn_v", "ffn_down"}) {
+    EXPECT_TRUE(same_bits(g.weights.at(fmt::format("blk.0.{}", m)), c.w.at(fmt::format("blk.1.{}", m)))) << m;
+    EXPECT_TRUE(same_bits(g.weights.at(fmt::format("blk.1.{}", m)), c.w.at(fmt::format("blk.2.{}", m)))) << m;
+  }
+  EXPECT_TRUE(same_bits(g.weights.at("token_embd"), c.w.at("token_embd")));
+  // Its expected outputs are the reference's.
+  const StepsRun ref = run_graph_case(backend("reference"), g, RunMode::Eager);
+  for (int64_t s = 0; s < 3; ++s) EXPECT_TRUE(same_bits(ref.outputs[s], g.expected.at(fmt::format("out.{}", s))));
+}
+
+TEST(GraphCli, BadInputIsOneLineAndNoFile) {
+  const Checkpoint c = checkpoint();
+  const std::string model = write_gguf(c, "llama_ok");
+  const std::string out = test::temp_path("bad.safetensors").string();
+  const std::string base = "graph case " + model + " --out " + out;
+  expect_one_line_error(base + " --program gpt9 --layers 0-1 --steps 2", out, "unknown graph program 'gpt9'");
+  expect_one_line_error(base + " --layers 0-3 --steps 2", out, "--layers 0-3: past the checkpoint's 3 layers (blk.0 .. blk.2)");
+  expect_one_line_error(base + " --layers 0-1 --steps 0", out, "--steps must be positive, is 0");
+  // A matrix of another kind than the others, and one of the wrong shape.
+  const std::string kinded = write_gguf(c, "llama_kind", [&](test::GgufWriter& g) {
+    for (auto& t : g.tensors)
+      if (t.name == "blk.1.attn_k.weight") t.type = 0, t.data.assign(size_t(c.p.kv_dim() * c.p.hidden * 4), '\0');
+  });
+  expect_one_line_error("graph case " + kinded + " --layers 0-1 --steps 2 --out " + out, out,
+                        "tensor 'blk.1.attn_k.weight' is F32, the other matrices Q4_K");
+  const std::string shaped = write_gguf(c, "llama_shape", [&](test::GgufWriter& g) {
+    for (auto& t : g.tensors)
+      if (t.name == "blk.0.ffn_up.weight") t.ne[1] -= 1, t.data.resize(t.data.size() / size_t(c.p.ffn) * size_t(c.p.ffn - 1));
+  });
+  expect_one_line_error("graph case " + shaped + " --layers 0-0 --steps 2 --out " + out, out,
+                        "tensor 'blk.0.ffn_up.weight' has shape [511,256], llama_decode with these parameters needs [512,256]");
+}
+
+}  // namespace
+}  // namespace ts::graph
