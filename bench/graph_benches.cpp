@@ -1,8 +1,9 @@
 // One decode step of a graph program per iteration, eagerly (every node validated, planned and
 // launched) or replayed from its capture. Counters: host_us (the step's wall time less what its
 // launches report on their own timers: the host's share of a step), launches (per step), and bytes as
-// the weights and KV rows one step reads (every matrix once, one embedding row, the context's K and V
-// rows of every layer), so bytes_per_second compares with the decode GEMVs' and the read-only stream;
+// the weights and KV rows one step reads (every matrix once, of stacked experts the top_k a token
+// takes, one embedding row, the context's K and V rows of every layer), so bytes_per_second compares
+// with the decode GEMVs' and the read-only stream;
 // write_share as the op benchmarks state it (a step writes a few activations and one K/V row per layer).
 #include "bench/graph_benches.h"
 
@@ -26,6 +27,7 @@ using graph::DecodeParams;
 
 struct GraphPreset {
   std::string name;
+  std::string program;
   DecodeParams params;
 };
 
@@ -44,12 +46,30 @@ DecodeParams small(QuantKind kind, int64_t layers) {
   return p;
 }
 
+// Qwen3-30B-A3B's layer shapes: 128 experts of 768, 8 a token.
+DecodeParams qwen3_30b_a3b(int64_t layers) {
+  DecodeParams p;
+  p.kind = QuantKind::Q4_K, p.layers = layers, p.hidden = 2048, p.heads = 32, p.kv_heads = 4, p.head_dim = 128;
+  p.ffn = 0, p.experts = 128, p.top_k = 8, p.expert_ffn = 768;
+  p.vocab = 256, p.block_size = 16, p.ctx = 1024, p.steps = 1, p.rope_base = 1000000.0f, p.eps = 1e-6f;
+  return p;
+}
+
+DecodeParams small_moe(int64_t layers) {
+  DecodeParams p = small(QuantKind::Q4_K, layers);
+  p.ffn = 0, p.experts = 8, p.top_k = 2, p.expert_ffn = 512;
+  return p;
+}
+
 std::vector<GraphPreset> presets() {
-  return {{"llama3_8b_Q4_K", llama3_8b(1)},
-          {"small_F32", small(QuantKind::F32, 1)},
-          {"small_F32", small(QuantKind::F32, 4)},
-          {"small_Q4_K", small(QuantKind::Q4_K, 1)},
-          {"small_Q4_K", small(QuantKind::Q4_K, 4)}};
+  using graph::kLlamaDecode, graph::kQwen3MoeDecode;
+  return {{"llama3_8b_Q4_K", kLlamaDecode, llama3_8b(1)},
+          {"small_F32", kLlamaDecode, small(QuantKind::F32, 1)},
+          {"small_F32", kLlamaDecode, small(QuantKind::F32, 4)},
+          {"small_Q4_K", kLlamaDecode, small(QuantKind::Q4_K, 1)},
+          {"small_Q4_K", kLlamaDecode, small(QuantKind::Q4_K, 4)},
+          {"qwen3_30b_a3b_Q4_K", kQwen3MoeDecode, qwen3_30b_a3b(1)},
+          {"small_Q4_K", kQwen3MoeDecode, small_moe(1)}};
 }
 
 struct GraphSetup final : Setup {
@@ -61,12 +81,14 @@ struct GraphSetup final : Setup {
 
 std::unique_ptr<GraphSetup> make_setup(Backend& b, const GraphPreset& gp, bool replay, uint64_t seed) {
   const DecodeParams& p = gp.params;
-  graph::GraphCase c = graph::generate_graph_case(graph::kLlamaDecode, p, seed, /*expected=*/false);
+  graph::GraphCase c = graph::generate_graph_case(gp.program, p, seed, /*expected=*/false);
   auto s = std::make_unique<GraphSetup>();
   const double es = static_cast<double>(dtype_size(p.act_dtype()));
-  for (const graph::WeightSpec& w : graph::llama_weights(p)) {
-    const double bytes = static_cast<double>(shape_numel(w.shape) * static_cast<int64_t>(dtype_size(w.dtype)));
-    s->weight_bytes += w.use == graph::WeightSpec::Use::Embedding ? bytes / static_cast<double>(p.vocab) : bytes;
+  for (const graph::WeightSpec& w : graph::program_weights(gp.program, p)) {
+    double bytes = static_cast<double>(shape_numel(w.shape) * static_cast<int64_t>(dtype_size(w.dtype)));
+    if (w.use == graph::WeightSpec::Use::Embedding) bytes /= static_cast<double>(p.vocab);  // one row
+    if (w.stack > 1) bytes *= static_cast<double>(p.top_k) / static_cast<double>(w.stack);  // the chosen experts
+    s->weight_bytes += bytes;
   }
   const graph::StepState st = c.step(0);
   s->kv_bytes = 2.0 * static_cast<double>(p.layers) * static_cast<double>(st.position + 1) * static_cast<double>(p.kv_dim()) * es;
@@ -132,7 +154,7 @@ void register_graph_benchmarks(const Options& o) {
     if (bname == "reference") continue;  // eager only, and the ground truth: not a contender
     for (const GraphPreset& gp : presets())
       for (bool replay : {false, true}) {
-        const std::string name = fmt::format("graph/{}/{}_{}_l{}/{}", bname, graph::kLlamaDecode, gp.name, gp.params.layers,
+        const std::string name = fmt::format("graph/{}/{}_{}_l{}/{}", bname, gp.program, gp.name, gp.params.layers,
                                              replay ? "replay" : "eager");
         benchmark::RegisterBenchmark(name.c_str(), [name, bname, gp, replay, o](benchmark::State& st) {
           run(st, name, bname, gp, replay, o);

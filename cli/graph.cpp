@@ -57,6 +57,7 @@ int write_case(const Args& a) {
   check_output_path(out, model);
   const std::string program = a.get("program").value_or(graph::kLlamaDecode);
   graph::check_program(program);
+  check(program == graph::kLlamaDecode, "--program {}: graph case reads a llama checkpoint, into llama_decode", program);
   const int64_t steps = int_flag(a.require("steps"), "--steps");
   check(steps > 0, "--steps must be positive, is {}", steps);
 
@@ -87,11 +88,11 @@ int write_case(const Args& a) {
   p.vocab = embd.n_rows();
   // The program's weight kind is the checkpoint's q projection's; every matrix must be of it.
   p.kind = f.tensor(fmt::format("blk.{}.attn_q", first) + ".weight").kind();
-  graph::check_params(p);
+  graph::check_params(program, p);
 
   // The program's names (blk.0..) from the checkpoint's (blk.first.., with llama.cpp's ".weight").
   TensorMap weights;
-  for (const graph::WeightSpec& s : graph::llama_weights(p)) {
+  for (const graph::WeightSpec& s : graph::program_weights(program, p)) {
     std::string src = s.name;
     if (src.rfind("blk.", 0) == 0) {
       const size_t dot = src.find('.', 4);

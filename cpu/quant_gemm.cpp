@@ -157,7 +157,7 @@ void QuantActivations::quantize_int8() {
   fs32.resize(static_cast<size_t>(blocks + 8));
   fs16.resize(static_cast<size_t>(2 * blocks));
   block_sums.resize(static_cast<size_t>(2 * blocks));
-  const std::vector<int32_t>& sums = block_sums;
+  const auto& sums = block_sums;
   HWY_DYNAMIC_DISPATCH(QuantizeBlocks)(a32.data(), blocks, 32, q8.data(), d8.data(), block_sums.data());
   for (size_t b = 0; b < static_cast<size_t>(blocks); ++b) {
     fs16[2 * b] = d8[b] * static_cast<float>(sums[2 * b]);
@@ -189,7 +189,7 @@ void QuantActivations::quantize_int8_k() {
   bs16.resize(static_cast<size_t>(m * k / 16));
   bs32.resize(static_cast<size_t>(m * k / 32));
   block_sums.resize(bs16.size());
-  const std::vector<int32_t>& sums = block_sums;
+  const auto& sums = block_sums;
   HWY_DYNAMIC_DISPATCH(QuantizeBlocks)(a32.data(), m * k / 256, 256, q8k.data(), d8k.data(), block_sums.data());
   // |a 16-sum| <= 16 * 127 and |a 32-sum| <= 32 * 127: both fit int16.
   for (size_t j = 0; j < bs16.size(); ++j) bs16[j] = static_cast<int16_t>(sums[j]);

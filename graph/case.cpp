@@ -59,9 +59,9 @@ StepsRun run_graph_case(Backend& b, const GraphCase& c, RunMode mode, const Node
 
 GraphCase generate_graph_case(const std::string& program, const DecodeParams& p, uint64_t seed, bool expected) {
   check_program(program);
-  check_params(p);
+  check_params(program, p);
   Rng r(seed);
-  TensorMap weights = generate_weights(p, r);
+  TensorMap weights = generate_weights(program, p, r);
   GraphCase c = graph_case_with_weights(program, p, std::move(weights), r.next(), expected);
   c.seed = seed;  // the case's own: the one that made its weights and, through them, the rest
   return c;
@@ -70,7 +70,7 @@ GraphCase generate_graph_case(const std::string& program, const DecodeParams& p,
 GraphCase graph_case_with_weights(const std::string& program, const DecodeParams& p, TensorMap weights, uint64_t seed,
                                   bool expected) {
   check_program(program);
-  check_params(p);
+  check_params(program, p);
   GraphCase c;
   c.program = program, c.params = p, c.seed = seed;
   c.weights = std::move(weights);
@@ -127,10 +127,9 @@ void check_tensor(const TensorMap& t, const std::string& name, DType dt, const S
 }  // namespace
 
 void validate_graph_case(const GraphCase& c) {
-  check_program(c.program);
   const DecodeParams& p = c.params;
-  check_params(p);
-  const std::vector<WeightSpec> specs = llama_weights(p);
+  check_params(c.program, p);
+  const std::vector<WeightSpec> specs = program_weights(c.program, p);
   for (const WeightSpec& s : specs) check_tensor(c.weights, s.name, s.dtype, s.shape, "weight");
   check(c.weights.size() == specs.size(), "graph case: {} tensors where {} has {} weights", c.weights.size(), c.program,
         specs.size());
@@ -202,7 +201,7 @@ GraphCase graph_case_from_file(SafetensorsFile f) {
   }
   ParamMap m = f.metadata;
   m.erase("seed");
-  c.params = params_from_metadata(m);
+  c.params = params_from_metadata(c.program, m);
   for (auto& [n, t] : f.tensors) {
     TensorMap* to = &c.weights;
     std::string name = n;

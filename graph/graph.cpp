@@ -9,11 +9,6 @@
 
 namespace ts::graph {
 
-Program build_program(const std::string& name, const DecodeParams& p, TensorMap& weights) {
-  check_program(name);
-  return build_llama_decode(p, weights);
-}
-
 DecodeGraph::DecodeGraph(Backend& b, Program program, std::shared_ptr<KvCache> cache)
     : b_(b), program_(std::move(program)), cache_(cache) {
   check(cache != nullptr, "{}: no KV cache", program_.name);

@@ -47,9 +47,8 @@ struct Program {
   const Tensor* output = nullptr;
 };
 
-// llama_decode over `weights` (docs/catalog.md, "Family graph": names, shapes, dtypes), which are moved
-// into the nodes. An Error naming the first missing or mis-shaped weight.
-Program build_llama_decode(const DecodeParams& p, TensorMap& weights);
+// The program `name` over `weights` (docs/catalog.md, "Family graph": names, shapes, dtypes), which are
+// moved into the nodes. An Error naming the first missing or mis-shaped weight.
 Program build_program(const std::string& name, const DecodeParams& p, TensorMap& weights);
 
 // Called after each node of an eager step with the node's tensors as they were before its launch

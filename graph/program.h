@@ -16,11 +16,12 @@ namespace ts::graph {
 
 // The programs of the family, by name. Each is a decode step of one token of one sequence.
 inline constexpr const char* kLlamaDecode = "llama_decode";
+inline constexpr const char* kQwen3MoeDecode = "qwen3_moe_decode";
 const std::vector<std::string>& program_names();
 // An Error naming the programs for anything else.
 void check_program(const std::string& name);
 
-// The parameters of llama_decode. `kind` is the weight kind of every matrix (F32, F16 or Q4_K); the
+// The parameters of llama_decode and qwen3_moe_decode. `kind` is the weight kind of every matrix (F32, F16 or Q4_K); the
 // step's activation dtype is F16 for F16 weights, F32 otherwise. `ctx` is the cache's length before
 // the first step (a prompt already in it); step s appends the token at position ctx + s. `rope_base`
 // is RoPE's theta. The pool's block count and the block table's width follow from ctx + steps.
@@ -29,11 +30,16 @@ struct DecodeParams {
   int64_t layers = 1, hidden = 64, heads = 2, kv_heads = 1, head_dim = 32, ffn = 128, vocab = 64;
   int64_t block_size = 16, steps = 4, ctx = 0;
   float eps = 1e-5f, rope_base = 10000.0f;
+  // qwen3_moe_decode only (0 for llama_decode): the experts, those each token takes, and each expert's
+  // ffn width. Its `ffn` is unused (0).
+  int64_t experts = 0, top_k = 0, expert_ffn = 0;
   template <class V> void fields(V& v) {
     v("kind", kind); v("layers", layers); v("hidden", hidden); v("heads", heads); v("kv_heads", kv_heads);
     v("head_dim", head_dim); v("ffn", ffn); v("vocab", vocab); v("block_size", block_size); v("steps", steps);
     v("ctx", ctx); v("eps", eps); v("rope_base", rope_base);
+    v.optional("experts", experts); v.optional("top_k", top_k); v.optional("expert_ffn", expert_ffn);
   }
+  bool moe() const { return experts > 0; }
 
   DType act_dtype() const { return kind == QuantKind::F16 ? DType::F16 : DType::F32; }
   int64_t max_pos() const { return ctx + steps; }  // the RoPE tables' rows: every position a step takes
@@ -49,8 +55,8 @@ struct DecodeParams {
 
 // Parameter consistency: positive sizes, heads a multiple of kv_heads, an even head_dim, a kind the
 // program runs (F32, F16, Q4_K) with hidden and ffn multiples of its block. An Error naming the first.
-void check_params(const DecodeParams& p);
-DecodeParams params_from_metadata(const ParamMap& m);  // "program" and "seed" are not parameters
+void check_params(const std::string& program, const DecodeParams& p);
+DecodeParams params_from_metadata(const std::string& program, const ParamMap& m);  // "program", "seed": not parameters
 std::string shape_name(const DecodeParams& p);         // "h64_ffn128_hd32_Q4_K"
 
 // The state buffer a step reads, U32 words, written by the caller before each step

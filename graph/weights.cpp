@@ -6,35 +6,49 @@
 
 namespace ts::graph {
 
-std::vector<WeightSpec> llama_weights(const DecodeParams& p) {
+std::vector<WeightSpec> program_weights(const std::string& program, const DecodeParams& p) {
   const DType dt = p.act_dtype();
   const quant::Format* f = quant::format(p.kind);
-  auto matrix = [&](std::string name, int64_t n, int64_t k) {
-    if (f) return WeightSpec{std::move(name), WeightSpec::Use::Matrix, DType::U8, {n, quant::row_bytes(*f, k)}, n, k};
-    return WeightSpec{std::move(name), WeightSpec::Use::Matrix, dt, {n, k}, n, k};
+  auto matrix = [&](std::string name, int64_t n, int64_t k, int64_t stack = 1) {
+    Shape s = f ? Shape{n, quant::row_bytes(*f, k)} : Shape{n, k};
+    if (stack > 1) s.insert(s.begin(), stack);
+    return WeightSpec{std::move(name), WeightSpec::Use::Matrix, f ? DType::U8 : dt, s, n, k, stack};
   };
-  auto norm = [&](std::string name) { return WeightSpec{std::move(name), WeightSpec::Use::Norm, dt, {p.hidden}, 0, 0}; };
+  auto norm = [&](std::string name, int64_t len) { return WeightSpec{std::move(name), WeightSpec::Use::Norm, dt, {len}, 0, 0}; };
+  const bool moe = program == kQwen3MoeDecode;
   std::vector<WeightSpec> w;
   w.push_back({"token_embd", WeightSpec::Use::Embedding, dt, {p.vocab, p.hidden}, p.vocab, p.hidden});
   for (int64_t l = 0; l < p.layers; ++l) {
     const std::string b = fmt::format("blk.{}.", l);
-    w.push_back(norm(b + "attn_norm"));
+    w.push_back(norm(b + "attn_norm", p.hidden));
     w.push_back(matrix(b + "attn_q", p.q_dim(), p.hidden));
     w.push_back(matrix(b + "attn_k", p.kv_dim(), p.hidden));
     w.push_back(matrix(b + "attn_v", p.kv_dim(), p.hidden));
+    if (moe) {  // Qwen3's per-head q and k norms
+      w.push_back(norm(b + "attn_q_norm", p.head_dim));
+      w.push_back(norm(b + "attn_k_norm", p.head_dim));
+    }
     w.push_back(matrix(b + "attn_output", p.hidden, p.q_dim()));
-    w.push_back(norm(b + "ffn_norm"));
-    w.push_back(matrix(b + "ffn_gate", p.ffn, p.hidden));
-    w.push_back(matrix(b + "ffn_up", p.ffn, p.hidden));
-    w.push_back(matrix(b + "ffn_down", p.hidden, p.ffn));
+    w.push_back(norm(b + "ffn_norm", p.hidden));
+    if (moe) {
+      // The router is F32 in Qwen3's GGUF files whatever the experts' kind.
+      w.push_back({b + "ffn_gate_inp", WeightSpec::Use::Matrix, DType::F32, {p.experts, p.hidden}, p.experts, p.hidden, 1});
+      w.push_back(matrix(b + "ffn_gate_exps", p.expert_ffn, p.hidden, p.experts));
+      w.push_back(matrix(b + "ffn_up_exps", p.expert_ffn, p.hidden, p.experts));
+      w.push_back(matrix(b + "ffn_down_exps", p.hidden, p.expert_ffn, p.experts));
+    } else {
+      w.push_back(matrix(b + "ffn_gate", p.ffn, p.hidden));
+      w.push_back(matrix(b + "ffn_up", p.ffn, p.hidden));
+      w.push_back(matrix(b + "ffn_down", p.hidden, p.ffn));
+    }
   }
-  w.push_back(norm("output_norm"));
+  w.push_back(norm("output_norm", p.hidden));
   return w;
 }
 
-TensorMap generate_weights(const DecodeParams& p, Rng& r) {
+TensorMap generate_weights(const std::string& program, const DecodeParams& p, Rng& r) {
   TensorMap t;
-  for (const WeightSpec& s : llama_weights(p)) {
+  for (const WeightSpec& s : program_weights(program, p)) {
     Tensor x(s.dtype, s.shape);
     if (s.use == WeightSpec::Use::Norm) {
       for (int64_t i = 0; i < x.numel(); ++i) x.set(i, r.uniform(0.5, 1.5));
@@ -42,10 +56,10 @@ TensorMap generate_weights(const DecodeParams& p, Rng& r) {
       for (int64_t i = 0; i < x.numel(); ++i) x.set(i, r.normal());
     } else {
       const double sd = 1.0 / std::sqrt(static_cast<double>(s.k));
-      if (const quant::Format* f = quant::format(p.kind)) {
+      if (const quant::Format* f = s.dtype == DType::U8 ? quant::format(p.kind) : nullptr) {
         std::vector<float> row(static_cast<size_t>(s.k));
         const int64_t rb = quant::row_bytes(*f, s.k);
-        for (int64_t i = 0; i < s.n; ++i) {
+        for (int64_t i = 0; i < s.stack * s.n; ++i) {
           for (auto& v : row) v = static_cast<float>(sd * r.normal());
           f->quantize_row(row.data(), x.as<uint8_t>() + i * rb, s.k);
         }

@@ -2,6 +2,8 @@
 // backend's conformance (a step judged node by node against the reference; replay bit for bit against
 // eager on the same backend).
 #include <atomic>
+#include <map>
+#include <tuple>
 #include <cstdlib>
 #include <new>
 
@@ -40,10 +42,13 @@ namespace ts::graph {
 namespace {
 
 // Small llama_decode shapes: positions ctx .. ctx + steps - 1 cross a block boundary (block_size 4).
-DecodeParams small(QuantKind kind, int64_t layers) {
+DecodeParams small(QuantKind kind, int64_t layers, const std::string& program = kLlamaDecode) {
   DecodeParams p;
   p.kind = kind, p.layers = layers;
-  if (kind == QuantKind::Q4_K) {
+  if (program == kQwen3MoeDecode) {
+    p.hidden = 256, p.ffn = 0, p.heads = 4, p.kv_heads = 2, p.head_dim = 64;
+    p.experts = 4, p.top_k = 2, p.expert_ffn = 256;
+  } else if (kind == QuantKind::Q4_K) {
     p.hidden = 256, p.ffn = 512, p.heads = 4, p.kv_heads = 2, p.head_dim = 64;
   } else {
     p.hidden = 64, p.ffn = 96, p.heads = 4, p.kv_heads = 2, p.head_dim = 16;
@@ -52,11 +57,12 @@ DecodeParams small(QuantKind kind, int64_t layers) {
   return p;
 }
 
-const GraphCase& cached_case(QuantKind kind, int64_t layers) {
-  static std::map<std::pair<QuantKind, int64_t>, GraphCase> cases;
-  auto key = std::pair{kind, layers};
+const GraphCase& cached_case(QuantKind kind, int64_t layers, const std::string& program = kLlamaDecode) {
+  static std::map<std::tuple<std::string, QuantKind, int64_t>, GraphCase> cases;
+  auto key = std::tuple{program, kind, layers};
   auto it = cases.find(key);
-  if (it == cases.end()) it = cases.emplace(key, generate_graph_case(kLlamaDecode, small(kind, layers), 1234 + layers)).first;
+  if (it == cases.end())
+    it = cases.emplace(key, generate_graph_case(program, small(kind, layers, program), 1234 + layers)).first;
   return it->second;
 }
 
@@ -94,7 +100,8 @@ TEST(GraphCase, BadCasesAreOneLineErrors) {
   {
     SafetensorsFile f = file();
     f.metadata["program"] = "gpt9_decode";
-    EXPECT_EQ(error_of([&] { graph_case_from_file(f); }), "unknown graph program 'gpt9_decode' (programs: llama_decode)");
+    EXPECT_EQ(error_of([&] { graph_case_from_file(f); }),
+              "unknown graph program 'gpt9_decode' (programs: llama_decode, qwen3_moe_decode)");
   }
   {
     SafetensorsFile f = file();
@@ -128,8 +135,10 @@ TEST(GraphCase, BadCasesAreOneLineErrors) {
 // cpu: N steps replayed equal N steps eager bit for bit (outputs and pools), the replay reading each
 // step's position, length and table from the state buffer.
 TEST(GraphReplay, CpuReplayEqualsEagerBitForBit) {
-  for (QuantKind kind : {QuantKind::F32, QuantKind::Q4_K}) {
-    const GraphCase& c = cached_case(kind, 2);
+  for (auto [program, kind] : {std::pair{kLlamaDecode, QuantKind::F32}, {kLlamaDecode, QuantKind::Q4_K},
+                               {kQwen3MoeDecode, QuantKind::Q4_K}}) {
+    SCOPED_TRACE(program);
+    const GraphCase& c = cached_case(kind, 2, program);
     const StepsRun eager = run_graph_case(backend("cpu"), c, RunMode::Eager);
     const StepsRun replay = run_graph_case(backend("cpu"), c, RunMode::Replay);
     for (int64_t s = 0; s < c.params.steps; ++s) EXPECT_TRUE(same_bits(eager.outputs[s], replay.outputs[s])) << "step " << s;
@@ -143,9 +152,10 @@ TEST(GraphReplay, CpuReplayEqualsEagerBitForBit) {
 }
 
 TEST(GraphReplay, CpuReplayAllocatesValidatesAndPlansNothing) {
-  for (QuantKind kind : {QuantKind::F32, QuantKind::F16, QuantKind::Q4_K}) {
-  SCOPED_TRACE(enum_name(kind));
-  const GraphCase& c = cached_case(kind, 1);
+  for (auto [program, kind] : {std::pair{kLlamaDecode, QuantKind::F32}, {kLlamaDecode, QuantKind::F16},
+                               {kLlamaDecode, QuantKind::Q4_K}, {kQwen3MoeDecode, QuantKind::Q4_K}}) {
+  SCOPED_TRACE(std::string(program) + " " + std::string(enum_name(kind)));
+  const GraphCase& c = cached_case(kind, 1, program);
   TensorMap w = c.weights;
   auto cache = initial_cache(c);
   DecodeGraph g(backend("cpu"), build_program(c.program, c.params, w), cache);
@@ -230,6 +240,7 @@ TEST(GraphReplay, TheReferenceIsEagerOnly) {
 
 struct ConfCase {
   std::string backend;
+  std::string program;
   QuantKind kind;
   int64_t layers;
 };
@@ -242,7 +253,7 @@ TEST_P(GraphConf, EagerStepsMatchTheReferenceNodeByNode) {
   ASSERT_NE(b, nullptr);
   const Availability a = b->availability();
   if (!a.ok) GTEST_SKIP() << "unavailable: " << a.detail;
-  const GraphCase& c = cached_case(cc.kind, cc.layers);
+  const GraphCase& c = cached_case(cc.kind, cc.layers, cc.program);
   NodeJudge judge(*b);
   StepsRun run;
   try {
@@ -251,7 +262,8 @@ TEST_P(GraphConf, EagerStepsMatchTheReferenceNodeByNode) {
     GTEST_SKIP() << "unsupported: " << e.what();
   }
   EXPECT_EQ(judge.failed(), 0) << judge.failures();
-  EXPECT_EQ(judge.judged(), c.params.steps * (2 + 14 * c.params.layers));
+  TensorMap w = c.weights;
+  EXPECT_EQ(judge.judged(), c.params.steps * static_cast<int64_t>(build_program(c.program, c.params, w).nodes.size()));
   std::cout << "tolerances (each node's outputs against the reference on its own inputs):\n" << judge.tolerances();
   // The end-to-end difference from the case's expected outputs, printed (the judge is the nodes').
   double worst = 0;
@@ -274,7 +286,7 @@ TEST_P(GraphConf, ReplayEqualsEagerBitForBit) {
   if (!a.ok) GTEST_SKIP() << "unavailable: " << a.detail;
   const Support rs = DecodeGraph::replay_support(*b);
   if (!rs.ok) GTEST_SKIP() << "unsupported: " << rs.reason;
-  const GraphCase& c = cached_case(cc.kind, cc.layers);
+  const GraphCase& c = cached_case(cc.kind, cc.layers, cc.program);
   const StepsRun eager = run_graph_case(*b, c, RunMode::Eager);
   const StepsRun replay = run_graph_case(*b, c, RunMode::Replay);
   for (int64_t s = 0; s < c.params.steps; ++s) EXPECT_TRUE(same_bits(eager.outputs[s], replay.outputs[s])) << "step " << s;
@@ -288,14 +300,16 @@ std::vector<ConfCase> conf_cases() {
   std::vector<ConfCase> v;
   for (const std::string& b : backend_names())
     for (auto [kind, layers] : {std::pair{QuantKind::F32, int64_t{1}}, {QuantKind::F32, 2}, {QuantKind::F32, 4},
-                                {QuantKind::F16, 1}, {QuantKind::Q4_K, 1}, {QuantKind::Q4_K, 2}})
-      v.push_back({b, kind, layers});
+                                {QuantKind::F16, 1}, {QuantKind::Q4_K, 1}, {QuantKind::Q4_K, 2}}) {
+      v.push_back({b, kLlamaDecode, kind, layers});
+      if (kind == QuantKind::Q4_K) v.push_back({b, kQwen3MoeDecode, kind, layers});
+    }
   return v;
 }
 
 INSTANTIATE_TEST_SUITE_P(GraphConformance, GraphConf, ::testing::ValuesIn(conf_cases()),
                          [](const ::testing::TestParamInfo<ConfCase>& i) {
-                           return fmt::format("{}_llama_decode_{}_l{}", i.param.backend, enum_name(i.param.kind),
+                           return fmt::format("{}_{}_{}_l{}", i.param.backend, i.param.program, enum_name(i.param.kind),
                                               i.param.layers);
                          });
 
@@ -326,7 +340,7 @@ Checkpoint checkpoint() {
   Checkpoint c;
   c.p = small(QuantKind::Q4_K, 3);
   Rng r(77);
-  c.w = generate_weights(c.p, r);
+  c.w = generate_weights(kLlamaDecode, c.p, r);
   return c;
 }
 
@@ -344,7 +358,7 @@ std::string write_gguf(const Checkpoint& c, const std::string& name,
   g.kv("llama.attention.head_count_kv", test::gv(ValueType::UINT32, c.p.kv_heads));
   g.kv("llama.attention.layer_norm_rms_epsilon", test::gv_float(ValueType::FLOAT32, 1e-5));
   g.kv("llama.rope.freq_base", test::gv_float(ValueType::FLOAT32, 10000.0));
-  for (const WeightSpec& s : llama_weights(c.p)) {
+  for (const WeightSpec& s : program_weights(kLlamaDecode, c.p)) {
     const Tensor& t = c.w.at(s.name);
     std::vector<int64_t> ne = s.use == WeightSpec::Use::Norm ? std::vector<int64_t>{c.p.hidden} : std::vector<int64_t>{s.k, s.n};
     g.tensor(s.name + ".weight", ne, ggml_type(t.dtype()), std::string(reinterpret_cast<const char*>(t.data()), t.nbytes()));

@@ -1,9 +1,11 @@
-// llama_decode: one token of one sequence through `layers` Llama blocks, as the catalog's ops
+// The decode programs: one token of one sequence through `layers` blocks, as the catalog's ops
 // (docs/catalog.md, "Family graph"). Per layer: rms_norm, the q / k / v projections, the split op
-// that ropes q and k and writes k and v into the paged pools at the step's position
-// (split_qkv_norm_rope_into_paged_cache_varlen: its position and table are tensors, so nothing per
-// step is a parameter), paged decode attention over the context, the o projection, the residual add,
-// rms_norm, gate and up, silu(gate) * up, down, the residual add; then the final rms_norm.
+// that ropes q and k (Qwen3: after its per-head q / k norms) and writes k and v into the paged pools
+// at the step's position (split_qkv_norm_rope_into_paged_cache_varlen: its position and table are
+// tensors, so nothing per step is a parameter), paged decode attention over the context, the o
+// projection, the residual add, rms_norm, then the ffn and its residual add; the final rms_norm.
+// llama_decode's ffn: gate and up, silu(gate) * up, down. qwen3_moe_decode's: the router, top-k, the
+// fused gate + up + SiLU expert GEMV, the experts' down GEMV, their weighted sum into the residual.
 #include <cmath>
 
 #include "core/error.h"
@@ -19,8 +21,9 @@ namespace {
 
 class Builder {
  public:
-  Builder(const DecodeParams& p, TensorMap& w) : p_(p), w_(w), dt_(p.act_dtype()) {
-    g_.name = kLlamaDecode;
+  Builder(const std::string& program, const DecodeParams& p, TensorMap& w)
+      : p_(p), w_(w), dt_(p.act_dtype()), moe_(program == kQwen3MoeDecode) {
+    g_.name = program;
     g_.params = p;
     g_.state = std::make_unique<Tensor>(DType::U32, Shape{p.state_words()});
   }
@@ -36,10 +39,10 @@ class Builder {
   // The weight `name` into the node's tensor `slot`, moved (a step never copies weights).
   void weight(Node& n, const std::string& slot, const std::string& name) {
     auto it = w_.find(name);
-    check(it != w_.end(), "{}: weight '{}' is missing", kLlamaDecode, name);
+    check(it != w_.end(), "{}: weight '{}' is missing", g_.name, name);
     const Tensor& want = n.io.at(slot);
     check(it->second.dtype() == want.dtype() && it->second.shape() == want.shape(),
-          "{}: weight '{}' is {} {}, the program needs {} {}", kLlamaDecode, name, dtype_name(it->second.dtype()),
+          "{}: weight '{}' is {} {}, the program needs {} {}", g_.name, name, dtype_name(it->second.dtype()),
           shape_str(it->second.shape()), dtype_name(want.dtype()), shape_str(want.shape()));
     n.io.at(slot) = std::move(it->second);
     w_.erase(it);
@@ -104,7 +107,7 @@ class Builder {
       Node& v = linear(blk + "attn_v", p.kv_dim(), p.hidden, x1);
 
       PagedSplitVarlenParams sp{.num_seqs = 1, .m_total = 1, .q_heads = p.heads, .kv_heads = p.kv_heads,
-                                .head_dim = p.head_dim, .eps = p.eps, .qk_mode = rope::kRopeOnly,
+                                .head_dim = p.head_dim, .eps = p.eps, .qk_mode = moe_ ? rope::kNormRope : rope::kRopeOnly,
                                 .block_size = p.block_size, .max_blocks_per_seq = p.max_blocks()};
       sp.max_pos = p.max_pos(), sp.num_blocks = p.num_blocks();
       Node& split = node(blk + "rope_kv", ops::split_qkv_norm_rope_into_paged_cache_varlen, sp);
@@ -112,7 +115,12 @@ class Builder {
       copy(split, "qkv", k.io.at("out"), p.kv_dim(), p.q_dim());
       copy(split, "qkv", v.io.at("out"), p.kv_dim(), p.q_dim() + p.kv_dim());
       split.io.at("cos") = rope.cos, split.io.at("sin") = rope.sin;
-      split.io.at("q_norm_w").fill(1.0), split.io.at("k_norm_w").fill(1.0);  // read only by qk_mode 1
+      if (moe_) {
+        weight(split, "q_norm_w", blk + "attn_q_norm");
+        weight(split, "k_norm_w", blk + "attn_k_norm");
+      } else {
+        split.io.at("q_norm_w").fill(1.0), split.io.at("k_norm_w").fill(1.0);  // read only by qk_mode 1
+      }
       Tensor& cu = split.io.at("cu_seqlens_q");
       cu.as<uint32_t>()[0] = 0, cu.as<uint32_t>()[1] = 1;
       state(split, "pos_offsets", kPosition, 1);
@@ -134,34 +142,72 @@ class Builder {
       Node& r1 = residual(blk + "attn_residual", *h, o.io.at("out"));
       h = &r1.io.at("residual");
       Node& n2 = norm(blk + "ffn_norm", blk + "ffn_norm", *h);
-      const Tensor& x2 = n2.io.at("out");
-      Node& gate = linear(blk + "ffn_gate", p.ffn, p.hidden, x2);
-      Node& up = linear(blk + "ffn_up", p.ffn, p.hidden, x2);
-      Node& act = node(blk + "ffn_silu_mul", ops::fused_silu_mul_split, FusedSiluMulSplitParams{.tokens = 1, .im = p.ffn});
-      copy(act, "gate_up", gate.io.at("out"), p.ffn);
-      copy(act, "gate_up", up.io.at("out"), p.ffn, p.ffn);
-      Node& down = linear(blk + "ffn_down", p.hidden, p.ffn, act.io.at("out"));
-      Node& r2 = residual(blk + "ffn_residual", *h, down.io.at("out"));
-      h = &r2.io.at("residual");
+      h = moe_ ? &moe_ffn(blk, *h, n2.io.at("out")) : &dense_ffn(blk, *h, n2.io.at("out"));
     }
     Node& out = norm("output_norm", "output_norm", *h);
     g_.output = &out.io.at("out");
-    if (!w_.empty()) fail("{}: tensor '{}' is not a weight of the program", kLlamaDecode, w_.begin()->first);
+    if (!w_.empty()) fail("{}: tensor '{}' is not a weight of the program", g_.name, w_.begin()->first);
     return std::move(g_);
+  }
+
+  // gate and up, silu(gate) * up, down, h += it: the new residual stream.
+  const Tensor& dense_ffn(const std::string& blk, const Tensor& h, const Tensor& x) {
+    const DecodeParams& p = p_;
+    Node& gate = linear(blk + "ffn_gate", p.ffn, p.hidden, x);
+    Node& up = linear(blk + "ffn_up", p.ffn, p.hidden, x);
+    Node& act = node(blk + "ffn_silu_mul", ops::fused_silu_mul_split, FusedSiluMulSplitParams{.tokens = 1, .im = p.ffn});
+    copy(act, "gate_up", gate.io.at("out"), p.ffn);
+    copy(act, "gate_up", up.io.at("out"), p.ffn, p.ffn);
+    Node& down = linear(blk + "ffn_down", p.hidden, p.ffn, act.io.at("out"));
+    return residual(blk + "ffn_residual", h, down.io.at("out")).io.at("residual");
+  }
+
+  // The router's logits (an F32 gemm), softmax top-k (renormalised, as Qwen3's norm_topk_prob), the
+  // chosen experts' silu(gate) * up in one GEMV, their down GEMVs, h += their weighted sum. The expert
+  // ids flow from the router's node to the GEMVs' as values: nothing about them is planned on the host.
+  const Tensor& moe_ffn(const std::string& blk, const Tensor& h, const Tensor& x) {
+    const DecodeParams& p = p_;
+    Node& router = node(blk + "ffn_gate_inp", ops::gemm, GemmParams{.m = 1, .n = p.experts, .k = p.hidden});
+    weight(router, "b", blk + "ffn_gate_inp");
+    copy(router, "a", x, p.hidden);
+    Node& route = node(blk + "ffn_route", ops::route_topk_softmax,
+                       RouteTopkSoftmaxParams{.batch = 1, .num_experts = p.experts, .top_k = p.top_k, .norm_topk_prob = true});
+    copy(route, "logits", router.io.at("out"), p.experts);
+    const MoeExperts gate_up{.kind = p.kind, .num_experts = p.experts, .n_rows = p.expert_ffn, .n_cols = p.hidden};
+    Node& act = node(blk + "ffn_gate_up_exps", ops::gemv_quant_moe_id_gate_up_silu,
+                     GemvQuantMoeIdGateUpSiluParams{.w = gate_up, .n_selected = p.top_k});
+    weight(act, "gate_w", blk + "ffn_gate_exps");
+    weight(act, "up_w", blk + "ffn_up_exps");
+    copy(act, "a", x, p.hidden);
+    copy(act, "ids", route.io.at("out_ids"), p.top_k);
+    GemvQuantMoeIdParams dp{.w = {.kind = p.kind, .num_experts = p.experts, .n_rows = p.hidden, .n_cols = p.expert_ffn},
+                            .n_selected = p.top_k, .src1_stride = p.expert_ffn};
+    dp.a_len = p.top_k * p.expert_ffn;
+    Node& down = node(blk + "ffn_down_exps", ops::gemv_quant_moe_id, dp);
+    weight(down, "weights", blk + "ffn_down_exps");
+    copy(down, "a", act.io.at("silu_out"), p.top_k * p.expert_ffn);
+    copy(down, "ids", route.io.at("out_ids"), p.top_k);
+    Node& sum = node(blk + "ffn_residual", ops::weighted_sum_residual_stacked,
+                     WeightedSumStackedParams{.n_slots = p.top_k, .hidden = p.hidden});
+    copy(sum, "slots", down.io.at("out"), p.top_k * p.hidden);
+    copy(sum, "weights", route.io.at("out_weights"), p.top_k);
+    copy(sum, "residual", h, p.hidden);
+    return sum.io.at("residual");
   }
 
  private:
   const DecodeParams& p_;
   TensorMap& w_;
   DType dt_;
+  bool moe_;
   Program g_;
 };
 
 }  // namespace
 
-Program build_llama_decode(const DecodeParams& p, TensorMap& weights) {
-  check_params(p);
-  return Builder(p, weights).build();
+Program build_program(const std::string& name, const DecodeParams& p, TensorMap& weights) {
+  check_params(name, p);
+  return Builder(name, p, weights).build();
 }
 
 }  // namespace ts::graph
