@@ -245,6 +245,8 @@ struct ConfCase {
   int64_t layers;
 };
 
+void PrintTo(const ConfCase& c, std::ostream* os) { *os << c.backend << " " << c.program << " " << enum_name(c.kind) << " l" << c.layers; }
+
 class GraphConf : public ::testing::TestWithParam<ConfCase> {};
 
 TEST_P(GraphConf, EagerStepsMatchTheReferenceNodeByNode) {
