@@ -11,12 +11,19 @@ namespace {
 struct Pool {
   std::unordered_map<size_t, std::vector<void*>> free;
   size_t kept = 0;
-  ~Pool() {
-    for (auto& [bytes, blocks] : free)
-      for (void* p : blocks) ::operator delete(p, std::align_val_t{64});
-  }
+  ~Pool();
 };
+// Set when this thread's pool is destroyed (thread exit): a thread_local destroyed after it (a kernel's
+// thread_local activations, constructed before the pool was first used) still gives its blocks back,
+// straight to the heap. A bool needs no destructor, so it outlives every thread_local object.
+thread_local bool t_pool_gone = false;
 thread_local Pool t_pool;
+
+Pool::~Pool() {
+  t_pool_gone = true;
+  for (auto& [bytes, blocks] : free)
+    for (void* p : blocks) ::operator delete(p, std::align_val_t{64});
+}
 }  // namespace
 
 ScratchVector<int64_t> values(const Tensor& t) {
@@ -28,6 +35,7 @@ ScratchVector<int64_t> values(const Tensor& t) {
 
 void* scratch_take(size_t bytes) {
   if (bytes == 0) bytes = 1;
+  if (t_pool_gone) return ::operator new(bytes, std::align_val_t{64});
   if (auto it = t_pool.free.find(bytes); it != t_pool.free.end() && !it->second.empty()) {
     void* p = it->second.back();
     it->second.pop_back();
@@ -40,7 +48,7 @@ void* scratch_take(size_t bytes) {
 void scratch_give(void* p, size_t bytes) noexcept {
   if (!p) return;
   if (bytes == 0) bytes = 1;
-  if (bytes <= kMaxPooledBlock && t_pool.kept + bytes <= kMaxPooledBytes) {
+  if (!t_pool_gone && bytes <= kMaxPooledBlock && t_pool.kept + bytes <= kMaxPooledBytes) {
     try {
       t_pool.free[bytes].push_back(p);  // allocates only the first time a size comes back
       t_pool.kept += bytes;
