@@ -19,7 +19,8 @@ class NodeJudge {
   int64_t judged() const { return judged_; }
   int64_t failed() const { return failed_; }
   const std::string& failures() const { return failures_; }  // a report per failing node
-  // Each op variant's tolerance with its derivation, once: "gemm_quant kind=Q4_K out: atol=... (...)".
+  // Each op variant's tolerance with its derivation, as its first node was judged (each node is judged
+  // by its own): "gemm_quant kind=Q4_K out: atol=... (...)".
   std::string tolerances() const;
 
  private:

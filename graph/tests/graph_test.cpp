@@ -266,7 +266,8 @@ TEST_P(GraphConf, EagerStepsMatchTheReferenceNodeByNode) {
   EXPECT_EQ(judge.failed(), 0) << judge.failures();
   TensorMap w = c.weights;
   EXPECT_EQ(judge.judged(), c.params.steps * static_cast<int64_t>(build_program(c.program, c.params, w).nodes.size()));
-  std::cout << "tolerances (each node's outputs against the reference on its own inputs):\n" << judge.tolerances();
+  std::cout << "tolerances (each node's outputs against the reference on its own inputs; the first node of each op):\n"
+            << judge.tolerances();
   // The end-to-end difference from the case's expected outputs, printed (the judge is the nodes').
   double worst = 0;
   for (int64_t s = 0; s < c.params.steps; ++s) {
