@@ -224,6 +224,26 @@ TEST(GraphReplay, ErrorsNeverAStaleRead) {
   EXPECT_EQ(error_of([&] { g.step_eager(); }), "llama_decode: a step after its KV cache was freed");
 }
 
+// A write past a node's tensor or a pool is seen: the guard zones stay checked around replays.
+TEST(GraphReplay, GuardZonesAreChecked) {
+  const GraphCase& c = cached_case(QuantKind::F32, 1);
+  TensorMap w = c.weights;
+  auto cache = initial_cache(c);
+  DecodeGraph g(backend("cpu"), build_program(c.program, c.params, w), cache);
+  g.set_decode_state(c.step(0));
+  g.begin_graph_capture();
+  g.step_eager();
+  g.end_graph_capture();
+  g.replay_last_graph();
+  g.check_guards();
+  Tensor& out = const_cast<Tensor&>(g.output());
+  out.storage()[kGuardBytes + out.nbytes()] = std::byte{0};  // one byte past the output
+  EXPECT_EQ(error_of([&] { g.check_guards(); }), "llama_decode (output_norm): tensor 'out' has a guard zone overwritten");
+  out.storage()[kGuardBytes + out.nbytes()] = std::byte{kGuardByte};
+  cache->v[0].storage()[0] = std::byte{0};  // one byte before layer 0's V pool
+  EXPECT_EQ(error_of([&] { g.check_guards(); }), "llama_decode: layer 0's KV pools have a guard zone overwritten");
+}
+
 TEST(GraphReplay, TheReferenceIsEagerOnly) {
   const GraphCase& c = cached_case(QuantKind::F32, 1);
   TensorMap w = c.weights;
