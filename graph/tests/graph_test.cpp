@@ -336,6 +336,53 @@ INSTANTIATE_TEST_SUITE_P(GraphConformance, GraphConf, ::testing::ValuesIn(conf_c
                                               i.param.layers);
                          });
 
+// ---- the full tier: one layer of Llama-3-8B and of Qwen3-30B-A3B, Q4_K ----
+
+// Two steps from position 1023, block_size 16: the second opens a new block. A small vocab: a step
+// reads one embedding row whatever its size.
+DecodeParams model_shape(const std::string& program) {
+  DecodeParams p;
+  p.kind = QuantKind::Q4_K, p.layers = 1, p.head_dim = 128, p.vocab = 256, p.block_size = 16, p.ctx = 1023, p.steps = 2;
+  if (program == kQwen3MoeDecode) {
+    p.hidden = 2048, p.heads = 32, p.kv_heads = 4, p.ffn = 0, p.experts = 128, p.top_k = 8, p.expert_ffn = 768;
+    p.rope_base = 1000000.0f, p.eps = 1e-6f;
+  } else {
+    p.hidden = 4096, p.heads = 32, p.kv_heads = 8, p.ffn = 14336, p.rope_base = 500000.0f;
+  }
+  return p;
+}
+
+class GraphFull : public ::testing::TestWithParam<std::pair<std::string, std::string>> {};
+
+TEST_P(GraphFull, ModelShapeStepMatchesTheReference) {
+  const auto& [bname, program] = GetParam();
+  Backend& b = backend(bname);
+  const Availability a = b.availability();
+  if (!a.ok) GTEST_SKIP() << "unavailable: " << a.detail;
+  static std::map<std::string, GraphCase> cases;
+  if (!cases.count(program)) cases.emplace(program, generate_graph_case(program, model_shape(program), 4321));
+  const GraphCase& c = cases.at(program);
+  NodeJudge judge(b);
+  const StepsRun eager = run_graph_case(b, c, RunMode::Eager, judge.observer());
+  EXPECT_EQ(judge.failed(), 0) << judge.failures();
+  std::cout << "tolerances (the first node of each op):\n" << judge.tolerances();
+  if (!DecodeGraph::replay_support(b).ok) return;
+  const StepsRun replay = run_graph_case(b, c, RunMode::Replay);
+  for (int64_t s = 0; s < c.params.steps; ++s) EXPECT_TRUE(same_bits(eager.outputs[s], replay.outputs[s])) << "step " << s;
+}
+
+std::vector<std::pair<std::string, std::string>> full_cases() {
+  std::vector<std::pair<std::string, std::string>> v;
+  for (const std::string& b : backend_names())
+    for (const char* program : {kLlamaDecode, kQwen3MoeDecode}) v.push_back({b, program});
+  return v;
+}
+
+INSTANTIATE_TEST_SUITE_P(GraphConformanceFull, GraphFull, ::testing::ValuesIn(full_cases()),
+                         [](const ::testing::TestParamInfo<std::pair<std::string, std::string>>& i) {
+                           return fmt::format("{}_{}", i.param.first, i.param.second);
+                         });
+
 }  // namespace
 }  // namespace ts::graph
 
