@@ -14,6 +14,7 @@
 #include "bench/all_cores.h"
 #include "bench/baselines.h"
 #include "bench/collective_benches.h"
+#include "bench/graph_benches.h"
 #include "bench/op_benches.h"
 #include "bench/options.h"
 #include "bench/setup_cache.h"
@@ -84,6 +85,7 @@ int main(int argc, char** argv) {
       ran = ts::bench::run_with_stable_names(o, ts::bench::register_collective_benchmarks(o.collective_rounds));
     } else {
       ts::bench::register_baselines();
+      ts::bench::register_graph_benchmarks(o);
       ran = ts::bench::run_with_stable_names(o, ts::bench::register_op_benchmarks(o));
     }
   } catch (const std::exception& e) {

@@ -16,6 +16,7 @@ int cmd_gen(const std::vector<std::string>& argv);
 int cmd_golden(const std::vector<std::string>& argv);
 int cmd_checkpoint(const std::vector<std::string>& argv);
 int cmd_gguf(const std::vector<std::string>& argv);
+int cmd_graph(const std::vector<std::string>& argv);
 int cmd_report(const std::vector<std::string>& argv);
 int cmd_bench(const std::vector<std::string>& argv);
 

@@ -38,6 +38,9 @@ constexpr const char* kUsage = R"(usage: touchstone <command> [options]
   gguf list FILE                          a GGUF checkpoint's tensors: kind, shape, offset, bytes
   gguf case FILE TENSOR --out CASE [--op gemm_quant|dequantize] [--m M] [--seed N] [--dtype D]
                                           one tensor's bytes, unchanged, as a case file with expected.*
+  graph case MODEL.gguf --program llama_decode --layers A-B --steps N --out CASE [--ctx C] [--block-size B] [--seed S]
+                                          a llama checkpoint's layers A..B, its tensors unchanged, as a graph
+                                          case: a decode step per state, expected outputs from the reference
   checkpoint case FILE LAYER --out CASE [--m M] [--seed N] [--dtype D]
                                           a GPTQ / AWQ safetensors layer (model.layers.0.mlp.up_proj) as a
                                           gemm_gptq / gemm_awq case: bits, group size, act-order from its shapes
@@ -84,6 +87,7 @@ int main(int argc, char** argv) {
     if (cmd == "judge") return cmd_judge(args);
     if (cmd == "golden") return cmd_golden(args);
     if (cmd == "gguf") return cmd_gguf(args);
+    if (cmd == "graph") return cmd_graph(args);
     if (cmd == "checkpoint") return cmd_checkpoint(args);
     if (cmd == "report") return cmd_report(args);
     if (cmd == "bench") return cmd_bench(args);

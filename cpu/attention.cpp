@@ -68,7 +68,7 @@ void flash_attention(const FlashAttentionParams& p, TensorMap& t) {
   Tensor& out = tensor(t, "out");
   const DType dt = k.dtype();
   const size_t es = dtype_size(dt);
-  const std::vector<float> q = widen_all(tensor(t, "q"));
+  const auto q = widen_all(tensor(t, "q"));
   const int64_t group = p.num_heads / p.num_kv_heads, S = p.kv_rows(), hd = p.head_dim;
   AttentionRun run(dt, dt, p.scale);
   for (int64_t b = 0; b < p.batch; ++b)
@@ -89,7 +89,7 @@ void mla_attention(const MlaAttentionParams& p, TensorMap& t) {
   Tensor& out = tensor(t, "out");
   const DType dt = c.dtype();
   const size_t es = dtype_size(dt);
-  const std::vector<float> q = widen_all(tensor(t, "q"));
+  const auto q = widen_all(tensor(t, "q"));
   const int64_t r = p.kv_lora_rank, dr = p.qk_rope_head_dim;
   const int64_t positions = std::max<int64_t>(1, kRowsPerBlock / p.num_heads);
   AttentionRun run(dt, dt, p.scale);
@@ -118,7 +118,7 @@ void gqa_attention(const GqaAttentionParams& p, TensorMap& t) {
   Tensor& out = tensor(t, "out");
   const DType dt = k.dtype();
   const size_t es = dtype_size(dt);
-  const std::vector<float> q = widen_all(tensor(t, "q"));
+  const auto q = widen_all(tensor(t, "q"));
   const int64_t group = p.num_heads / p.num_kv_heads, hd = p.head_dim, row_stride = p.num_kv_heads * hd;
   AttentionRun run(dt, dt, attn::inv_sqrt(double(hd)));
   for (int64_t kh = 0; kh < p.num_kv_heads; ++kh) {
@@ -137,7 +137,7 @@ void flash_attention_batched_per_cache(const FlashAttentionBatchedPerCacheParams
   const uint32_t* lens = lens_t.as<uint32_t>();
   const DType dt = out.dtype();
   const size_t es = dtype_size(dt);
-  const std::vector<float> q = widen_all(tensor(t, "q"));
+  const auto q = widen_all(tensor(t, "q"));
   const int64_t group = p.nq / p.nkv, hd = p.hd;
   AttentionRun run(dt, dt, p.scale);
   for (int64_t i = 0; i < p.m; ++i) {
@@ -159,8 +159,8 @@ void flash_attention_batched_per_cache(const FlashAttentionBatchedPerCacheParams
 void AttentionRun::run() {
   // Tasks: each block's visible key range, cut into fixed pieces when the block is short.
   struct TaskRef { size_t block; int64_t j0, j1; size_t state; };
-  std::vector<TaskRef> tasks;
-  std::vector<size_t> first_task(blocks_.size() + 1);
+  ScratchVector<TaskRef> tasks;
+  ScratchVector<size_t> first_task(blocks_.size() + 1);
   size_t state_floats = 0;
   const int64_t nblocks = static_cast<int64_t>(blocks_.size());
   const int64_t long_pieces = nblocks < kMinTasks ? (kMinTasks + nblocks - 1) / nblocks : 1;
@@ -208,7 +208,7 @@ void AttentionRun::run() {
   auto merge = [&](int64_t bi) {
     const Pending& b = blocks_[bi];
     const int64_t rows = static_cast<int64_t>(b.q.size()), dv = b.kv.dv;
-    std::vector<float> o(static_cast<size_t>(dv));
+    ScratchVector<float> o(static_cast<size_t>(dv));
     for (int64_t r = 0; r < rows; ++r) {
       float M = -std::numeric_limits<float>::infinity();
       bool poisoned = false;  // a piece saw a NaN score: the row is NaN, as the reference's

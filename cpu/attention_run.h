@@ -9,6 +9,7 @@
 
 #include "core/dtype.h"
 #include "cpu/attention_core.h"
+#include "cpu/scratch.h"
 
 namespace ts::cpu {
 
@@ -34,14 +35,14 @@ class AttentionRun {
  private:
   struct Pending {
     KvView kv;
-    std::vector<const float*> q;
-    std::vector<int64_t> lo, hi;
-    std::vector<std::byte*> out;
-    std::vector<float*> lse;
+    ScratchVector<const float*> q;
+    ScratchVector<int64_t> lo, hi;
+    ScratchVector<std::byte*> out;
+    ScratchVector<float*> lse;
   };
   DType kv_dt_, out_dt_;
   float scale_;
-  std::vector<Pending> blocks_;
+  ScratchVector<Pending> blocks_;
 };
 
 // Query rows per block (heads x positions): a block shares each K/V load among its rows.

@@ -6,6 +6,7 @@
 
 #include "core/dtype.h"
 #include "core/tensor.h"
+#include "cpu/scratch.h"
 
 namespace ts::cpu {
 
@@ -13,8 +14,8 @@ void to_f32(DType dt, const void* src, float* dst, int64_t n);
 void from_f32(DType dt, const float* src, void* dst, int64_t n);  // rounds to nearest even
 
 // A whole float tensor as F32 (attention's query rows, read many times).
-inline std::vector<float> widen_all(const Tensor& t) {
-  std::vector<float> v(static_cast<size_t>(t.numel()));
+inline ScratchVector<float> widen_all(const Tensor& t) {
+  ScratchVector<float> v(static_cast<size_t>(t.numel()));
   to_f32(t.dtype(), t.data(), v.data(), t.numel());
   return v;
 }

@@ -85,8 +85,8 @@ namespace {
 constexpr int64_t kMaxGemvRows = 4;  // above this, a blocked sgemm reuses the weights better
 constexpr int64_t kPanelRows = 256;  // weight rows widened to F32 per sgemm call (F16 / BF16)
 
-std::vector<float> widen(DType dt, const std::byte* src, int64_t rows, int64_t cols) {
-  std::vector<float> dst(static_cast<size_t>(rows * cols));
+ScratchVector<float> widen(DType dt, const std::byte* src, int64_t rows, int64_t cols) {
+  ScratchVector<float> dst(static_cast<size_t>(rows * cols));
   const size_t es = dtype_size(dt);
   parallel_for(rows, std::max<int64_t>(1, 16384 / cols), [&](int64_t r0, int64_t r1) {
     to_f32(dt, src + r0 * cols * es, dst.data() + r0 * cols, (r1 - r0) * cols);
@@ -95,7 +95,7 @@ std::vector<float> widen(DType dt, const std::byte* src, int64_t rows, int64_t c
 }
 
 void gemv(const GemmParams& p, DType dt, const std::byte* a, const std::byte* b, std::byte* out, const float* bias) {
-  std::vector<float> a32(static_cast<size_t>(p.m * p.k));
+  ScratchVector<float> a32(static_cast<size_t>(p.m * p.k));
   to_f32(dt, a, a32.data(), p.m * p.k);
   const int64_t grain = std::max<int64_t>(4, 65536 / (p.k * p.m));
   parallel_for(p.n, grain, [&](int64_t r0, int64_t r1) {
@@ -131,12 +131,12 @@ void gemm_rows(const GemmParams& p, DType dt, const std::byte* a, const std::byt
     if (bias) add_rows(o, bias, p.m, p.n);
     return;
   }
-  const std::vector<float> a32 = widen(dt, a, p.m, p.k);
-  std::vector<float> out32(static_cast<size_t>(p.m * p.n));
+  const ScratchVector<float> a32 = widen(dt, a, p.m, p.k);
+  ScratchVector<float> out32(static_cast<size_t>(p.m * p.n));
   const size_t es = dtype_size(dt);
   for (int64_t j0 = 0; j0 < p.n; j0 += kPanelRows) {
     const int64_t rows = std::min(kPanelRows, p.n - j0);
-    const std::vector<float> panel = widen(dt, b + j0 * p.k * es, rows, p.k);
+    const ScratchVector<float> panel = widen(dt, b + j0 * p.k * es, rows, p.k);
     sgemm_nt(p.m, rows, p.k, a32.data(), panel.data(), out32.data() + j0, p.n);
   }
   if (bias) add_rows(out32.data(), bias, p.m, p.n);
@@ -153,7 +153,7 @@ void gemm(const GemmParams& p, TensorMap& t) {
 // linear_3d(_bias): the same engine over the batch * seq rows of x, the bias widened to F32 once.
 void linear_3d(const Linear3dParams& p, TensorMap& t, bool with_bias) {
   const Tensor& x = tensor(t, "x");
-  std::vector<float> bias;
+  ScratchVector<float> bias;
   if (with_bias) bias = widen_all(tensor(t, "bias"));
   gemm_rows({p.batch * p.seq, p.n, p.k}, x.dtype(), x.data(), tensor(t, "weight").data(), tensor(t, "out").data(),
             with_bias ? bias.data() : nullptr);

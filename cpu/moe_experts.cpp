@@ -37,13 +37,19 @@ bool int8_for(const Stack& w, int64_t pairs) { return w.quant() && int8_gguf(1, 
 
 // The sites sorted by expert (stable: pair order within an expert), and where each expert's run starts.
 struct Groups {
-  std::vector<Site> sites;
-  std::vector<int64_t> start;  // group g is sites[start[g], start[g + 1])
+  Sites sites;
+  ScratchVector<int64_t> start;  // group g is sites[start[g], start[g + 1])
 };
 
-Groups group(const std::vector<Site>& sites) {
-  Groups g{sites, {}};
-  std::stable_sort(g.sites.begin(), g.sites.end(), [](const Site& x, const Site& y) { return x.expert < y.expert; });
+// A counting sort by expert: stable, and in scratch (std::stable_sort takes a heap buffer per call).
+Groups group(const Sites& sites) {
+  int64_t experts = 0;
+  for (const Site& s : sites) experts = std::max(experts, s.expert + 1);
+  ScratchVector<int64_t> at(static_cast<size_t>(experts) + 1, 0);
+  for (const Site& s : sites) ++at[static_cast<size_t>(s.expert) + 1];
+  for (size_t e = 1; e < at.size(); ++e) at[e] += at[e - 1];
+  Groups g{Sites(sites.size()), {}};
+  for (const Site& s : sites) g.sites[static_cast<size_t>(at[static_cast<size_t>(s.expert)]++)] = s;
   for (size_t i = 0; i < g.sites.size(); ++i)
     if (i == 0 || g.sites[i].expert != g.sites[i - 1].expert) g.start.push_back(static_cast<int64_t>(i));
   g.start.push_back(static_cast<int64_t>(g.sites.size()));
@@ -54,8 +60,8 @@ Groups group(const std::vector<Site>& sites) {
 // and every row is finite) once; per site, in group order, pointers to its row's forms.
 class Activations {
  public:
-  Activations(const Tensor& a, const std::vector<Site>& sites, int64_t n_cols, bool int8, bool k_blocks) {
-    std::vector<int64_t> starts;
+  Activations(const Tensor& a, const Sites& sites, int64_t n_cols, bool int8, bool k_blocks) {
+    ScratchVector<int64_t> starts;
     for (const Site& s : sites) starts.push_back(s.a_at);
     std::sort(starts.begin(), starts.end());
     starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
@@ -93,7 +99,7 @@ class Activations {
   }
 
  private:
-  void prepare(const Tensor& a, const std::vector<int64_t>& starts, int64_t n_cols, bool int8, bool k_blocks) {
+  void prepare(const Tensor& a, const ScratchVector<int64_t>& starts, int64_t n_cols, bool int8, bool k_blocks) {
     rows_.clear();
     rows_.reserve(starts.size());  // no reallocation: the int8 rows point into their own buffers
     const size_t es = dtype_size(a.dtype());
@@ -102,20 +108,20 @@ class Activations {
                          int8 && k_blocks);
   }
 
-  std::vector<QuantActivations> rows_;
+  ScratchVector<QuantActivations> rows_;
   bool int8_ = false, finite_ = true;
-  std::vector<const float*> a32_, sums_;
-  std::vector<ActQ8> q8_;
-  std::vector<ActQ8K> q8k_;
+  ScratchVector<const float*> a32_, sums_;
+  ScratchVector<ActQ8> q8_;
+  ScratchVector<ActQ8K> q8k_;
 };
 
 }  // namespace
 
-void gemv(const Stack& w, const Stack* up, const Tensor& a, const std::vector<Site>& sites, Tensor& out) {
+void gemv(const Stack& w, const Stack* up, const Tensor& a, const Sites& sites, Tensor& out) {
   const Groups g = group(sites);
   const bool int8 = int8_for(w, static_cast<int64_t>(sites.size()));
   const Activations acts(a, g.sites, w.n_cols, int8, w.quant() && k_blocks(w.kind));
-  std::vector<float> scratch;
+  thread_local std::vector<float> scratch;  // kept: a repeated call allocates nothing
   float* o = output_f32(scratch, out, out.numel());
   const int64_t stacks = up ? 2 : 1;
   const int64_t rows_per_task = std::clamp<int64_t>(kTaskBytes / (stacks * w.row_bytes), 1, w.n_rows);

@@ -19,6 +19,7 @@
 #include "core/metrics.h"
 #include "core/ops/moe_params.h"
 #include "core/tensor.h"
+#include "cpu/scratch.h"
 
 namespace ts::cpu::moe {
 
@@ -40,7 +41,9 @@ struct Site {
 
 // out[s.out_row, :] = a[s.a_at ..] . W[s.expert]^T for every site; with `up`, silu(that against
 // w) * (that against up). Output rows no site names are left unspecified (the op does not compare them).
-void gemv(const Stack& w, const Stack* up, const Tensor& a, const std::vector<Site>& sites, Tensor& out);
+// In the thread's scratch pools (cpu/scratch.h): a call of the same shape as the last allocates nothing.
+using Sites = ScratchVector<Site>;
+void gemv(const Stack& w, const Stack* up, const Tensor& a, const Sites& sites, Tensor& out);
 
 // gemv's own tolerance for `pairs` pairs (silu: the fused gate + up + SiLU), when it quantizes the
 // activations to int8; nullopt where it is exact and the op's tolerance holds.

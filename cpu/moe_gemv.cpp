@@ -14,15 +14,16 @@ namespace {
 using moe::Site;
 
 // Pair i reads a[a_offset + i * stride ..] against expert ids[i] into out row i.
-std::vector<Site> strided(const int32_t* ids, int64_t n, int64_t a_offset, int64_t stride) {
-  std::vector<Site> s;
+moe::Sites strided(const int32_t* ids, int64_t n, int64_t a_offset, int64_t stride) {
+  moe::Sites s;
+  s.reserve(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) s.push_back({a_offset + i * stride, ids[i], i});
   return s;
 }
 
 // Pair p of m tokens x top_k slots reads a[(p / top_k) * outer + (p % top_k) * inner ..].
-std::vector<Site> batched(const int32_t* ids, const GemvQuantMoeIdBatchedParams& p) {
-  std::vector<Site> s;
+moe::Sites batched(const int32_t* ids, const GemvQuantMoeIdBatchedParams& p) {
+  moe::Sites s;
   for (int64_t i = 0; i < p.m * p.top_k; ++i)
     s.push_back({(i / p.top_k) * p.src1_outer_stride + (i % p.top_k) * p.src1_inner_stride, ids[i], i});
   return s;
@@ -30,10 +31,10 @@ std::vector<Site> batched(const int32_t* ids, const GemvQuantMoeIdBatchedParams&
 
 // The pairs each expert lists, ids[e, i] for i < tpe[e] only (the slots past tpe[e] are stale and never
 // read); pair t * top_k + s reads a's row t (ne11 1) or row t * top_k + s (ne11 top_k).
-std::vector<Site> listed(const GemmQuantMoeIdParams& p, TensorMap& t) {
+moe::Sites listed(const GemmQuantMoeIdParams& p, TensorMap& t) {
   const int32_t* ids = tensor(t, "ids").as<int32_t>();
   const int32_t* tpe = tensor(t, "tpe").as<int32_t>();
-  std::vector<Site> s;
+  moe::Sites s;
   for (int64_t e = 0; e < p.w.num_experts; ++e)
     for (int64_t i = 0; i < tpe[e]; ++i) {
       const int64_t pair = ids[e * p.max_per_expert + i];
@@ -42,11 +43,11 @@ std::vector<Site> listed(const GemmQuantMoeIdParams& p, TensorMap& t) {
   return s;
 }
 
-void gemv(const MoeExperts& w, TensorMap& t, const std::vector<Site>& sites) {
+void gemv(const MoeExperts& w, TensorMap& t, const moe::Sites& sites) {
   moe::gemv(moe::Stack(w, tensor(t, "weights")), nullptr, tensor(t, "a"), sites, tensor(t, "out"));
 }
 
-void gate_up_silu(const MoeExperts& w, TensorMap& t, const std::vector<Site>& sites) {
+void gate_up_silu(const MoeExperts& w, TensorMap& t, const moe::Sites& sites) {
   const moe::Stack up(w, tensor(t, "up_w"));
   moe::gemv(moe::Stack(w, tensor(t, "gate_w")), &up, tensor(t, "a"), sites, tensor(t, "silu_out"));
 }

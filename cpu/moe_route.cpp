@@ -10,6 +10,7 @@
 #include "cpu/common.h"
 #include "cpu/convert.h"
 #include "cpu/kernels.h"
+#include "cpu/scratch.h"
 #include "cpu/thread_pool.h"
 
 namespace ts::cpu {
@@ -19,7 +20,7 @@ namespace {
 // logits keep the lower id; a NaN ranks below every number, NaNs among themselves by id), weights
 // renormalised over the chosen when asked.
 void route_row(const float* logits, int64_t E, int64_t top_k, bool norm, int32_t* ids, float* weights,
-               std::vector<uint8_t>& chosen) {
+               ScratchVector<uint8_t>& chosen) {
   float max = logits[0];
   for (int64_t e = 1; e < E; ++e) max = std::fmax(max, logits[e]);
   float sum = 0;
@@ -48,8 +49,8 @@ void add_moe_route(KernelTable& k) {
     float* weights = tensor(t, "out_weights").as<float>();
     const int64_t E = p.num_experts;
     parallel_for(p.batch, std::max<int64_t>(1, 16384 / E), [&](int64_t r0, int64_t r1) {
-      std::vector<float> row(static_cast<size_t>(E));
-      std::vector<uint8_t> chosen(static_cast<size_t>(E));
+      ScratchVector<float> row(static_cast<size_t>(E));
+      ScratchVector<uint8_t> chosen(static_cast<size_t>(E));
       for (int64_t r = r0; r < r1; ++r) {
         to_f32(logits.dtype(), logits.data() + r * E * dtype_size(logits.dtype()), row.data(), E);
         route_row(row.data(), E, p.top_k, p.norm_topk_prob, ids + r * p.top_k, weights + r * p.top_k, chosen);

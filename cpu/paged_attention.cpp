@@ -44,15 +44,15 @@ Pools pools(const PagedPoolParams& p, Layout layout, TensorMap& t) {
   return {tensor(t, "k_pool"), tensor(t, "v_pool"), layout, p.num_kv_heads, p.block_size, p.head_dim, p.x};
 }
 
-std::vector<int64_t> lens(TensorMap& t, const char* name) { return paged::values(tensor(t, name)); }
+ScratchVector<int64_t> lens(TensorMap& t, const char* name) { return values(tensor(t, name)); }
 
 // Decode (q [S, nh, hd]: sequence s sees [0, lens[s])) or one sequence's causal prefill (q [nh, q_len,
 // hd]: row i sees [0, lens[0] - q_len + 1 + i)), a block per (sequence, kv head, run of positions).
 void decode(const PagedPoolParams& p, const Pools& pl, TensorMap& t, int64_t num_seqs, int64_t q_len,
-            const std::vector<int64_t>& len) {
+            const ScratchVector<int64_t>& len) {
   Tensor& out = tensor(t, "out");
   const size_t es = dtype_size(out.dtype());
-  const std::vector<float> q = widen_all(tensor(t, "q"));
+  const auto q = widen_all(tensor(t, "q"));
   const uint32_t* tables = tensor(t, "block_tables").as<uint32_t>();
   const int64_t hd = p.head_dim, group = p.num_heads / p.num_kv_heads;
   const int64_t positions = std::max<int64_t>(1, kRowsPerBlock / group);
@@ -75,7 +75,7 @@ void decode(const PagedPoolParams& p, const Pools& pl, TensorMap& t, int64_t num
 void varlen(const PagedPoolParams& p, const Pools& pl, TensorMap& t, bool fa2, const std::vector<uint8_t>* rows) {
   Tensor& out = tensor(t, "out");
   const size_t es = dtype_size(out.dtype());
-  const std::vector<float> q = widen_all(tensor(t, "q"));
+  const auto q = widen_all(tensor(t, "q"));
   const auto cu = lens(t, "cu_seqlens_q");
   const auto second = lens(t, fa2 ? "seq_lens" : "pos_offsets");
   float* lse = fa2 ? tensor(t, "lse").as<float>() : nullptr;
@@ -134,7 +134,7 @@ void kv_paged_decode_attention(const KvPagedDecodeParams& p, TensorMap& t) {
   if (t.count("layer_k_scales")) pl.k_scales = &tensor(t, "layer_k_scales"), pl.v_scales = &tensor(t, "layer_v_scales");
   Tensor& out = tensor(t, "output");
   const size_t es = dtype_size(out.dtype());
-  const std::vector<float> q = widen_all(tensor(t, "q"));
+  const auto q = widen_all(tensor(t, "q"));
   const int64_t group = p.num_q_heads / p.num_kv_heads;
   AttentionRun run(pl.k.dtype(), out.dtype(), p.scale);
   for (int64_t kh = 0; kh < p.num_kv_heads; ++kh) {

@@ -8,6 +8,7 @@
 #include "core/ops/paged_params.h"
 #include "cpu/common.h"
 #include "cpu/kernels.h"
+#include "cpu/scratch.h"
 #include "cpu/split_rope.h"
 
 namespace ts::cpu {
@@ -78,10 +79,10 @@ void split_varlen(const PagedSplitVarlenParams& p, TensorMap& t, Layout layout) 
   Tensor& q_out = tensor(t, "q_out");
   const size_t rb = p.head_dim * dtype_size(q_out.dtype());
   const PoolDest pd = pool_dest(t, layout, p.num_blocks, p.kv_heads, p.block_size, p.head_dim, p.x);
-  const auto cu = paged::values(tensor(t, "cu_seqlens_q"));
-  const auto pos = paged::values(tensor(t, "pos_offsets"));
+  const auto cu = values(tensor(t, "cu_seqlens_q"));
+  const auto pos = values(tensor(t, "pos_offsets"));
   const uint32_t* tables = tensor(t, "block_tables").as<uint32_t>();
-  std::vector<int64_t> seq(static_cast<size_t>(p.m_total)), position(static_cast<size_t>(p.m_total));
+  ScratchVector<int64_t> seq(static_cast<size_t>(p.m_total)), position(static_cast<size_t>(p.m_total));
   for (int64_t s = 0; s < p.num_seqs; ++s)
     for (int64_t r = cu[s]; r < cu[s + 1]; ++r) seq[r] = s, position[r] = pos[s] + r - cu[s];
   const SplitQkvNormRopeParams sp{.tokens = p.m_total, .q_heads = p.q_heads, .kv_heads = p.kv_heads,

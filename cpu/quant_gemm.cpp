@@ -133,7 +133,9 @@ void dequantize(const QuantRowsParams& p, TensorMap& t) {
 bool int8_gemv(int64_t m, int64_t outputs) { return m <= kMaxGemvRows && m * outputs >= kMinInt8Outputs; }
 bool int8_gguf(int64_t m, int64_t outputs) { return m * outputs >= kMinInt8Outputs; }
 
-QuantActivations::QuantActivations(DType dt, const void* a, int64_t m, int64_t k, bool int8, bool int8_k) : m(m), k(k) {
+void QuantActivations::reset(DType dt, const void* a, int64_t m_, int64_t k_, bool int8, bool int8_k) {
+  m = m_, k = k_;
+  sums.clear(), rows8.clear(), rows8k.clear();
   a32.resize(static_cast<size_t>(m * k));
   to_f32(dt, a, a32.data(), m * k);
   finite = std::all_of(a32.begin(), a32.end(), [](float x) { return std::isfinite(x); });
@@ -154,8 +156,9 @@ void QuantActivations::quantize_int8() {
   d8.resize(static_cast<size_t>(blocks + 8));
   fs32.resize(static_cast<size_t>(blocks + 8));
   fs16.resize(static_cast<size_t>(2 * blocks));
-  std::vector<int32_t> sums(static_cast<size_t>(2 * blocks));
-  HWY_DYNAMIC_DISPATCH(QuantizeBlocks)(a32.data(), blocks, 32, q8.data(), d8.data(), sums.data());
+  block_sums.resize(static_cast<size_t>(2 * blocks));
+  const auto& sums = block_sums;
+  HWY_DYNAMIC_DISPATCH(QuantizeBlocks)(a32.data(), blocks, 32, q8.data(), d8.data(), block_sums.data());
   for (size_t b = 0; b < static_cast<size_t>(blocks); ++b) {
     fs16[2 * b] = d8[b] * static_cast<float>(sums[2 * b]);
     fs16[2 * b + 1] = d8[b] * static_cast<float>(sums[2 * b + 1]);
@@ -185,8 +188,9 @@ void QuantActivations::quantize_int8_k() {
   d8k.resize(static_cast<size_t>(m * k / 256));
   bs16.resize(static_cast<size_t>(m * k / 16));
   bs32.resize(static_cast<size_t>(m * k / 32));
-  std::vector<int32_t> sums(bs16.size());
-  HWY_DYNAMIC_DISPATCH(QuantizeBlocks)(a32.data(), m * k / 256, 256, q8k.data(), d8k.data(), sums.data());
+  block_sums.resize(bs16.size());
+  const auto& sums = block_sums;
+  HWY_DYNAMIC_DISPATCH(QuantizeBlocks)(a32.data(), m * k / 256, 256, q8k.data(), d8k.data(), block_sums.data());
   // |a 16-sum| <= 16 * 127 and |a 32-sum| <= 32 * 127: both fit int16.
   for (size_t j = 0; j < bs16.size(); ++j) bs16[j] = static_cast<int16_t>(sums[j]);
   for (size_t j = 0; j < bs32.size(); ++j) bs32[j] = static_cast<int16_t>(sums[2 * j] + sums[2 * j + 1]);
@@ -254,8 +258,11 @@ void gemm_quant(const GemmQuantParams& p, TensorMap& t) {
   const Tensor& a = tensor(t, "a");
   Tensor& out = tensor(t, "out");
   const bool int8 = int8_gguf(p.m, p.n_rows);
-  const QuantActivations act(a.dtype(), a.data(), p.m, p.n_cols, int8 && !k_blocks(p.kind), int8 && k_blocks(p.kind));
-  std::vector<float> scratch;
+  // The calling thread's activations and scratch, kept from call to call: a decode step's GEMVs,
+  // replayed, allocate nothing.
+  thread_local QuantActivations act;
+  act.reset(a.dtype(), a.data(), p.m, p.n_cols, int8 && !k_blocks(p.kind), int8 && k_blocks(p.kind));
+  thread_local std::vector<float> scratch;
   float* o = output_f32(scratch, out, p.m * p.n_rows);
   gguf_gemm(p.kind, act, tensor(t, "weight").as<uint8_t>(), p.n_rows, o, p.n_rows, int8);
   store_output(scratch, out);

@@ -9,6 +9,7 @@
 #include "core/metrics.h"
 #include "core/tensor.h"
 #include "cpu/quant_act.h"
+#include "cpu/scratch.h"
 
 namespace ts::cpu {
 
@@ -16,20 +17,29 @@ namespace ts::cpu {
 // of 32 for Q4_0 / Q4_1 / Q8_0, `int8_k` in blocks of 256 for the K kinds), or else, for a GEMV
 // (m <= 4), the sums of each 16 values of every row (the exact GEMV).
 struct QuantActivations {
-  QuantActivations(DType dt, const void* a, int64_t m, int64_t k, bool int8 = false, bool int8_k = false);
-  int64_t m, k;
+  QuantActivations() = default;
+  QuantActivations(DType dt, const void* a, int64_t m, int64_t k, bool int8 = false, bool int8_k = false) {
+    reset(dt, a, m, k, int8, int8_k);
+  }
+  // The same for new activations, in the buffers of the last: a caller that keeps one (a thread's
+  // own, for a GEMV run step after step) allocates nothing once they are large enough.
+  void reset(DType dt, const void* a, int64_t m, int64_t k, bool int8 = false, bool int8_k = false);
+  int64_t m = 0, k = 0;
   // Every activation finite. Otherwise the products take the decoded route (each weight decoded to
   // F32, then a * w element by element), where an Inf meets each weight once as the reference's does
   // (+-Inf, or NaN against a zero weight); the factored exact dot (scale x sum(q a) + bias x sum(a))
   // would meet it twice and turn the reference's Inf into Inf - Inf = NaN.
   bool finite = true;
-  std::vector<float> a32;
-  std::vector<float> sums;
-  std::vector<ActQ8> rows8;    // one per row when quantized in blocks of 32, else empty
-  std::vector<ActQ8K> rows8k;  // one per row when quantized in blocks of 256, else empty
-  std::vector<int8_t> q8, q8p, q8k;
-  std::vector<float> d8, fs32, fs16, d8k;
-  std::vector<int16_t> bs16, bs32;
+  // In the thread's scratch pools (cpu/scratch.h): made again for a call of the same shape, they
+  // allocate nothing.
+  ScratchVector<float> a32;
+  ScratchVector<float> sums;
+  ScratchVector<ActQ8> rows8;    // one per row when quantized in blocks of 32, else empty
+  ScratchVector<ActQ8K> rows8k;  // one per row when quantized in blocks of 256, else empty
+  ScratchVector<int8_t> q8, q8p, q8k;
+  ScratchVector<float> d8, fs32, fs16, d8k;
+  ScratchVector<int16_t> bs16, bs32;
+  ScratchVector<int32_t> block_sums;  // the quantizers' scratch
 
  private:
   void quantize_int8();

@@ -111,8 +111,8 @@ HeadTransform make_transform(TensorMap& t, int64_t head_dim, int64_t rotary_dim,
   return {cos.dtype(), head_dim, rot / 2, eps, &cos, &tensor(t, "sin")};
 }
 
-std::vector<float> weights32(TensorMap& t, const char* name, int64_t n) {
-  std::vector<float> w(static_cast<size_t>(n));
+ScratchVector<float> weights32(TensorMap& t, const char* name, int64_t n) {
+  ScratchVector<float> w(static_cast<size_t>(n));
   const Tensor& src = tensor(t, name);
   to_f32(src.dtype(), src.data(), w.data(), n);
   return w;
@@ -179,7 +179,8 @@ void split_qkv_norm_rope(const SplitQkvNormRopeParams& p, TensorMap& t, const st
                          const SplitDest& dest) {
   HeadTransform ht = make_transform(t, p.head_dim, p.rotary_dim, p.eps);
   const size_t rb = p.head_dim * dtype_size(ht.dt);
-  const std::vector<float> qw = weights32(t, "q_norm_w", p.head_dim), kw = weights32(t, "k_norm_w", p.head_dim);
+  const auto qw = weights32(t, "q_norm_w", p.head_dim);
+  const auto kw = weights32(t, "k_norm_w", p.head_dim);
   const int64_t per_token = p.q_heads + 2 * p.kv_heads;  // head rows per token in qkv
   const int mode = static_cast<int>(p.qk_mode);
   for_rows(ht, tokens * per_token, [&](int64_t r) {
@@ -205,7 +206,7 @@ void add_rope(KernelTable& k) {
   k.add(ops::apply_rope_partial, [](const RopePartialParams& p, TensorMap& t) { rope_positions(p, p.rotary_dim, t); });
   k.add(ops::qk_norm_rope, [](const QkNormRopeParams& p, TensorMap& t) {
     HeadTransform ht = make_transform(t, p.head_dim, p.rotary_dim, p.eps);
-    const std::vector<float> w = weights32(t, "norm_w", p.head_dim);
+    const auto w = weights32(t, "norm_w", p.head_dim);
     const Tensor& in = tensor(t, "input");
     Tensor& out = tensor(t, "output");
     const size_t rb = p.head_dim * dtype_size(ht.dt);
@@ -218,7 +219,7 @@ void add_rope(KernelTable& k) {
   k.add(ops::qk_norm_rope_batched_per_item, [](const QkNormRopeBatchedPerItemParams& p,
                                                                             TensorMap& t) {
     HeadTransform ht = make_transform(t, p.head_dim, p.rotary_dim, p.eps);
-    const std::vector<float> w = weights32(t, "norm_w", p.head_dim);
+    const auto w = weights32(t, "norm_w", p.head_dim);
     const Tensor& in = tensor(t, "input");
     Tensor& out = tensor(t, "output");
     const Tensor& positions = tensor(t, "positions");

@@ -4,10 +4,10 @@
 // row, and a destination that says where each row lands.
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 
 #include "core/ops/core_params.h"
 #include "core/tensor.h"
+#include "cpu/inline_fn.h"
 
 namespace ts::cpu {
 
@@ -15,10 +15,10 @@ namespace ts::cpu {
 // kv(is_k, kh, tok) when that is one contiguous row, else (a row of vLLM's pools is scattered) to
 // scatter(is_k, kh, tok, row). Token tok of qkv sits at RoPE position pos(tok).
 struct SplitDest {
-  std::function<std::byte*(int64_t h, int64_t tok)> q;
-  std::function<std::byte*(bool is_k, int64_t kh, int64_t tok)> kv;
-  std::function<void(bool is_k, int64_t kh, int64_t tok, const std::byte* row)> scatter;
-  std::function<int64_t(int64_t tok)> pos;
+  InlineFn<std::byte*(int64_t h, int64_t tok)> q;
+  InlineFn<std::byte*(bool is_k, int64_t kh, int64_t tok)> kv;
+  InlineFn<void(bool is_k, int64_t kh, int64_t tok, const std::byte* row)> scatter;
+  InlineFn<int64_t(int64_t tok)> pos;
 };
 
 // The split over `tokens` rows of qkv starting at `qkv`, each row q heads | k heads | v heads.

@@ -83,7 +83,7 @@ void ThreadPool::worker() {
   }
 }
 
-void ThreadPool::run(int64_t n, const std::function<void(int64_t)>& fn) {
+void ThreadPool::run(int64_t n, FnRef<void(int64_t)> fn) {
   if (n <= 0) return;
   std::unique_lock lock(busy_, std::try_to_lock);
   if (t_in_pool || !lock.owns_lock() || workers_.empty() || n == 1) {
@@ -107,16 +107,17 @@ void ThreadPool::run(int64_t n, const std::function<void(int64_t)>& fn) {
   fn_ = nullptr;
 }
 
-void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
+void parallel_for(int64_t n, int64_t grain, FnRef<void(int64_t, int64_t)> fn) {
   if (n <= 0) return;
   ThreadPool& pool = ThreadPool::instance();
   const int64_t chunks = std::clamp<int64_t>(n / std::max<int64_t>(grain, 1), 1, pool.size());
   if (chunks == 1) return fn(0, n);
-  pool.run(chunks, [&](int64_t c) { fn(n * c / chunks, n * (c + 1) / chunks); });
+  auto chunk = [&](int64_t c) { fn(n * c / chunks, n * (c + 1) / chunks); };
+  pool.run(chunks, chunk);
 }
 
 void park_workers() { ThreadPool::instance().park(); }
 
-void parallel_tasks(int64_t n, const std::function<void(int64_t)>& fn) { ThreadPool::instance().run(n, fn); }
+void parallel_tasks(int64_t n, FnRef<void(int64_t)> fn) { ThreadPool::instance().run(n, fn); }
 
 }  // namespace ts::cpu
