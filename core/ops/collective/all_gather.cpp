@@ -16,7 +16,7 @@ const Op& op_all_gather() {
         collective::generate(p, t, r, p.len == collective::kSpecialsLen);
       },
       .reference = ref::all_gather,
-      .tolerance = [](const AllGatherParams&, DType) { return tol::exact(); },
+      .tolerance = [](const AllGatherParams&, DType, const TensorMap&) { return tol::exact(); },
       .cost = [](const AllGatherParams& p, DType dt) { return Cost{0, bytes(dt, double(p.len) * (1 + p.world_size))}; },
       .cases = [] {
         std::vector<Preset<AllGatherParams>> v;

@@ -1,6 +1,11 @@
 // all_reduce: out.r[i] = reduce over ranks q of x.q[i], the same on every rank r. Sum in F32 (F16 and
 // BF16 widened first), max and min exact with NaN propagating (docs/catalog.md, "Family collective").
+#include <algorithm>
+
+#include <fmt/format.h>
+
 #include "core/ops/collective/collective_common.h"
+#include "core/ops/magnitude.h"
 #include "reference/reference.h"
 
 namespace ts {
@@ -37,13 +42,16 @@ const Op& op_all_reduce() {
       .validate_params = [](const AllReduceParams& p) { collective::check_params(p); },
       .generate = [](const AllReduceParams& p, TensorMap& t, Rng& r) { collective::generate(p, t, r, is_specials(p)); },
       .reference = ref::all_reduce,
-      // Sum: W terms of |x| <= 6 added in F32 in whatever order the transport reduces them (W - 1
-      // roundings, each relative to a partial sum of at most 6 W), then one rounding to the case's
-      // dtype; the reference adds in double and rounds once. Max and min pick one of the inputs: exact.
-      .tolerance = [](const AllReduceParams& p, DType dt) {
-        return p.reduce == ReduceOp::Sum
-                   ? tol::accumulation(dt, double(p.world_size), collective::kMaxMagnitude)
-                   : Tolerance{0, 0, "max / min pick an input: bit-exact"};
+      // Sum: W terms added in F32 in whatever order the transport reduces them (W - 1 roundings, each
+      // relative to a partial sum of at most W max|x|), then one rounding to the case's dtype; the
+      // reference adds in double and rounds once. The terms' size is read from the case's own ranks'
+      // inputs. Max and min pick one of the inputs: exact.
+      .tolerance = [](const AllReduceParams& p, DType dt, const TensorMap& in) {
+        if (p.reduce != ReduceOp::Sum) return Tolerance{0, 0, "max / min pick an input: bit-exact"};
+        double mag = 0;
+        for (int64_t r = 0; r < p.world_size; ++r)
+          if (in.count(fmt::format("x.{}", r))) mag = std::max(mag, magnitude::max_abs(in, fmt::format("x.{}", r)));
+        return tol::accumulation(dt, double(p.world_size), mag, "max over ranks of max|x.r|");
       },
       // One rank's share: W - 1 adds per element; it reads its x and writes its out (the transport's
       // traffic is the benchmark's algbw and busbw, not this).

@@ -23,7 +23,7 @@ const Op& op_broadcast() {
         collective::generate(p, t, r, p.len == collective::kSpecialsLen);
       },
       .reference = ref::broadcast,
-      .tolerance = [](const CollectiveBroadcastParams&, DType) { return tol::exact(); },
+      .tolerance = [](const CollectiveBroadcastParams&, DType, const TensorMap&) { return tol::exact(); },
       .cost = [](const CollectiveBroadcastParams& p, DType dt) { return Cost{0, bytes(dt, 2.0 * p.len)}; },
       .cases = [] {
         std::vector<Preset<CollectiveBroadcastParams>> v;
