@@ -20,6 +20,7 @@ SEEDS = {
     "paged": ("split_qkv_norm_rope_into_paged_cache", None, "cache_len", None),
     "kv": ("kv_append_paged", "I8_chunk5_after30_bs16_hd128", "cache_len_before", None),
     "tensor": ("apply_rope_partial", None, "rotary_dim", "gqa_attention"),
+    "collective": ("broadcast", None, "src_rank", "all_reduce"),
 }
 VALUES = {"2p31": 1 << 31, "2p32": 1 << 32, "2p63m1": (1 << 63) - 1}
 SPECIALS = [float("nan"), float("inf"), float("-inf")]
