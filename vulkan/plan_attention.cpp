@@ -2,6 +2,8 @@
 // mla_attention, flash_attention_batched_per_cache, gqa_attention.
 #include "vulkan/plan_attention.h"
 
+#include "vulkan/shaders/attention_push.glsl"
+
 #include <bit>
 #include <cmath>
 
@@ -88,13 +90,16 @@ std::vector<Dispatch> attn(const Target& tg, const Attn& a, bool mla) {
           "maxStorageBufferRange ({})", bytes, tg.max_range);
     d.bindings[6] = Binding::scratch_buffer("attention.pieces", bytes);
   }
-  d.push = Push()
-               .u(a.q_len).u(a.kv_len).u(a.pos_offset).u(a.nh).u(a.nkv).u(group).u(a.dqk).u(a.dk1).u(a.dv)
-               .u(a.causal ? 1 : 0).u(a.window).u(a.k1_hs).u(a.k2_hs).u(a.v_hs).f(a.scale).u(a.q_off).u(a.o_off)
-               .u(a.kv_len_index).u(sp.piece_keys).u(sp.pieces).u(a.block_size).u(a.width).u(nrows).u(a.total_q)
-               .u(static_cast<uint32_t>(a.addr)).u(static_cast<uint32_t>(a.seqs)).u(x_shift)
-               .u(static_cast<uint32_t>(a.kind)).u(a.batch)
-               .words();
+  AttnPushIn pc;
+  pc.q_len = a.q_len, pc.kv_len = a.kv_len, pc.pos_offset = a.pos_offset, pc.nh = a.nh, pc.nkv = a.nkv;
+  pc.group = group, pc.dqk = a.dqk, pc.dk1 = a.dk1, pc.dv = a.dv, pc.causal = a.causal ? 1 : 0, pc.window = a.window;
+  pc.k1_hs = a.k1_hs, pc.k2_hs = a.k2_hs, pc.v_hs = a.v_hs, pc.scale = a.scale;
+  pc.q_off = a.q_off, pc.o_off = a.o_off, pc.kv_len_index = a.kv_len_index;
+  pc.piece_keys = sp.piece_keys, pc.npieces = sp.pieces, pc.block_size = a.block_size, pc.width = a.width;
+  pc.rows_cap = nrows, pc.total_q = a.total_q, pc.addr = static_cast<uint32_t>(a.addr);
+  pc.seqs = static_cast<uint32_t>(a.seqs), pc.x_shift = x_shift, pc.kv_kind = static_cast<uint32_t>(a.kind);
+  pc.nseqs = a.batch;
+  d.push = push_words(pc);
   d.groups = {static_cast<uint32_t>(blocks * sp.pieces), static_cast<uint32_t>(a.nkv), static_cast<uint32_t>(zs)};
   check_grid(d, tg);
   std::vector<Dispatch> out{d};

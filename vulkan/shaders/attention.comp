@@ -79,18 +79,7 @@ layout(std430, binding = 10) readonly buffer KScale { float k_scales[]; };  // K
 layout(std430, binding = 11) readonly buffer VScale { float v_scales[]; };
 BUF_IDX(12, tile_seqs)    // SEQS_TILES
 BUF_IDX(13, tile_starts)
-layout(push_constant) uniform Push {
-  uint q_len, kv_len, pos_offset, nh, nkv, group, dqk, dk1, dv, causal, window;
-  uint k1_hs, k2_hs, v_hs;  // elements between consecutive (batch, kv head) blocks (affine)
-  float scale;
-  uint q_off, o_off, kv_len_index;
-  uint piece_keys, npieces;  // ~0, 1 without a key split
-  uint block_size, width;    // paged: slots per block, block-table entries per sequence
-  uint rows_cap;             // the most rows a (sequence, kv head) has: group x its most query rows
-  uint total_q;              // SEQS_FA2: lse's row length
-  uint addr, seqs, x_shift, kv_kind;  // the view's modes (above)
-  uint nseqs;                // the ragged modes: sequences (cu_seqlens_q has nseqs + 1 entries)
-} p;
+#include "attention_push.glsl"  // the push block p
 
 #define NEG_INF uintBitsToFloat(0xff800000u)
 #define QNAN uintBitsToFloat(0x7fc00000u)
