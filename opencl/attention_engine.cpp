@@ -61,18 +61,6 @@ GroupShape group_shape(const Planner& pl, int64_t dk1, int64_t dk2, int64_t dv) 
   return g;
 }
 
-// kernels/kv.h's kv_kind of a -DKV_ANY program.
-int64_t kv_kind(DType t) {
-  switch (t) {
-    case DType::F32: return 0;
-    case DType::F16: return 1;
-    case DType::BF16: return 2;
-    case DType::I8: return 3;
-    case DType::F8_E4M3: return 4;
-    default: fail("OpenCL attention: no pool loads for {}", dtype_name(t));
-  }
-}
-
 // The grid an item view launches, from the parameters alone: the most items any step's lengths can
 // make, the most positions one holds, the most keys a sequence sees.
 struct ItemGrid {
@@ -80,17 +68,17 @@ struct ItemGrid {
 };
 ItemGrid item_grid(const Items& it) {
   switch (it.mode) {
-    case SeqMode::Lens: return {it.seqs * int64_t(ceil_div(it.q_len, it.run)), std::min(it.run, it.q_len), it.capacity};
-    case SeqMode::Varlen:
-    case SeqMode::Fa2:
+    case SeqMode::LENS: return {it.seqs * int64_t(ceil_div(it.q_len, it.run)), std::min(it.run, it.q_len), it.capacity};
+    case SeqMode::VARLEN:
+    case SeqMode::FA2:
       // sum over sequences of ceil(n_s / run) <= (total_q + seqs (run - 1)) / run, and an item holds a
       // row at least: a decode-shaped batch (a row per sequence) launches one item per sequence, a
       // prefill batch at most one more than its rows fill (never a grid of the longest sequence's
       // items per sequence).
       return {std::min(it.total_q, (it.total_q + it.seqs * (it.run - 1)) / it.run), std::min(it.run, it.total_q),
               it.capacity};
-    case SeqMode::Tiles: return {it.seqs, std::min(it.run, it.total_q), it.capacity};
-    case SeqMode::Uniform: break;
+    case SeqMode::TILES: return {it.seqs, std::min(it.run, it.total_q), it.capacity};
+    case SeqMode::UNIFORM: break;
   }
   fail("OpenCL attention: an item view needs per-sequence lengths");
 }
@@ -159,7 +147,7 @@ void flash(Planner& pl, const Attention& a) {
   AttnArgsIn args;
   args.kv_len_item = a.kv_len_item, args.q_off = a.q_off, args.out_off = a.out_off, args.nh = a.nh, args.nkv = a.nkv;
   // The kernel's q_len: a batch entry's positions, or Lens' per sequence (it cuts them into runs).
-  args.q_len = it && it->mode == SeqMode::Lens ? it->q_len : q_len;
+  args.q_len = it && it->mode == SeqMode::LENS ? it->q_len : q_len;
   args.kv_len = kv_len, args.pos_offset = a.pos_offset, args.causal = a.causal, args.window = a.window, args.scale = a.scale;
   args.dk1 = a.dk1, args.dk2 = a.dk2, args.dv = a.dv;
   args.k1_bs = a.s1.batch, args.k1_hs = a.s1.head, args.k1_rs = a.s1.row;
@@ -173,7 +161,7 @@ void flash(Planner& pl, const Attention& a) {
   if (pg) {
     args.table_width = pg->table_width, args.block_size = bs, args.kb_stride = pg->k_block, args.vb_stride = pg->v_block;
     args.kx = pg->x, args.sb_stride = a.nkv * bs, args.s_hs = bs;
-    args.kv_kind = pg->any_dtype ? kv_kind(pg->kv_dtype) : 0, args.scaled = !pg->k_scales.empty();
+    args.kv_kind = static_cast<int64_t>(pg->kv_dtype);
   } else {
     args.block_size = 1;
   }

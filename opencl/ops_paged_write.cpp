@@ -13,16 +13,8 @@
 namespace ts::ocl {
 namespace {
 
-// The build option that makes kernels/kv.h's kv_t and KST a pool of `t`.
-const char* kv_dtype_define(DType t) {
-  switch (t) {
-    case DType::F16: return "-DKV_F16";
-    case DType::BF16: return "-DKV_BF16";
-    case DType::I8: return "-DKV_I8";
-    case DType::F8_E4M3: return "-DKV_F8";
-    default: fail("OpenCL kv_append_paged: no pool element type {}", dtype_name(t));
-  }
-}
+// The build option that makes kernels/kv.h's kv_t and KST a pool of `k`: KV_ and its name.
+std::string kv_dtype_define(KvDtype k) { return fmt::format("-DKV_{}", enum_name(k)); }
 
 // A pool position or sequence index as the kernels' 32-bit value.
 int32_t i32(int64_t v, const char* what) {
@@ -85,10 +77,10 @@ void split_varlen(Planner& pl, bool vllm) {
 void kv_append(Planner& pl) {
   const auto& p = pl.params<KvAppendPagedParams>();
   const size_t g = pl.limits().cpu ? 1 : pl.reduction_group(p.head_dim, 128);
-  const bool scaled = kvq::has_scales(p.kv_dtype);
+  const bool scaled = has_scales(p.kv_dtype);
   const cl_mem none = pl.buf("k_in");  // bound where an F16 / BF16 pool has no scales
   const std::string options =
-      std::string(kv_dtype_define(pl.decl("layer_k").dtype)) + " -cl-fp32-correctly-rounded-divide-sqrt";
+      kv_dtype_define(p.kv_dtype) + " -cl-fp32-correctly-rounded-divide-sqrt";
   pl.dispatch(pl.kernel("kv_append.cl", "kv_append", options), {g, size_t(p.tokens * p.num_kv_heads), 2}, {g, 1, 1},
               pl.buf("k_in"), pl.buf("v_in"), pl.buf("layer_k"), pl.buf("layer_v"),
               scaled ? pl.buf("layer_k_scales") : none, scaled ? pl.buf("layer_v_scales") : none,

@@ -62,14 +62,14 @@ std::vector<Dispatch> attn(const Target& tg, const Attn& a, bool mla) {
   // sum ceil(group n_s / rows) <= (group total_q + batch (rows - 1)) / rows, and a block holds a row.
   // That is the longest step's grid plus at most a block per sequence, never the longest sequence's
   // blocks for every sequence; the shader finds each block's sequence from cu_seqlens_q.
-  const bool ragged = a.seqs == Seqs::Varlen || a.seqs == Seqs::Fa2;
+  const bool ragged = a.seqs == Seqs::VARLEN || a.seqs == Seqs::FA2;
   int64_t nrows = group * a.q_len, blocks = ceil_div(nrows, rows), zs = a.batch;
   if (ragged) {
     const int64_t all = group * a.total_q;
     nrows = 0, zs = 1, blocks = std::min(all, (all + a.batch * (rows - 1)) / rows);
   }
   if (blocks == 0) return {};  // no query row: nothing to write
-  const bool lens = a.seqs != Seqs::Uniform || !a.kv_lens.empty();
+  const bool lens = a.seqs != Seqs::UNIFORM || !a.kv_lens.empty();
   const int64_t keys = lens ? a.capacity : a.kv_len;
   supported_only_if(keys <= 0xffffffffll, "vulkan attention: up to {} keys, past the kernels' 32-bit key indices", keys);
   const Split sp = key_split(blocks * a.nkv * zs, keys, tg);

@@ -17,7 +17,8 @@ constexpr uint32_t kGemvWg = 64;  // at most moe_gemv.comp's MAX_WG
 constexpr int64_t kGemvRows = 4;  // moe_gemv.comp: NR
 constexpr int64_t kTile = 64;     // gemm_quant.comp: BM
 
-uint32_t kind_spec(QuantKind k) { return static_cast<uint32_t>(k); }  // shaders/experts.glsl numbers them so
+// The shaders number the kinds as QuantKind does: both expand core/kinds.inc (shaders/kinds.glsl).
+uint32_t kind_spec(QuantKind k) { return static_cast<uint32_t>(k); }
 
 // The shaders read a stack as uint words and it need not end on one (GGUF blocks, 16-bit plain rows):
 // the binding covers the last partial word, inside the tensor's trailing guard zone. The whole stack

@@ -23,10 +23,7 @@ constexpr int64_t kGptqRows = 8;      // gptq.comp: MR
 // qweight loads in flight: one invocation per column walking all of k streamed 10 GB/s on an H100.
 constexpr uint32_t kGptqSplitCols = 32, kGptqSplitSlices = 8;
 
-// shaders/quant.glsl numbers the kinds as QuantKind does (QK_Q4_0 0 .. QK_Q6_K 5).
-static_assert(static_cast<int>(QuantKind::Q4_0) == 0 && static_cast<int>(QuantKind::Q4_1) == 1 &&
-              static_cast<int>(QuantKind::Q8_0) == 2 && static_cast<int>(QuantKind::Q4_K) == 3 &&
-              static_cast<int>(QuantKind::Q5_K) == 4 && static_cast<int>(QuantKind::Q6_K) == 5);
+// The shaders number the kinds as QuantKind does: both expand core/kinds.inc (shaders/kinds.glsl).
 uint32_t kind_spec(QuantKind k) { return static_cast<uint32_t>(k); }
 
 // The shaders read GGUF bytes as uint words, and a block row need not end on a word: the binding

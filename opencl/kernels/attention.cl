@@ -79,11 +79,12 @@ inline float hsum(vec_t v) {
 // How work-group z finds its item (attention_engine.h's SeqMode): the plan holds no item table, only
 // how many items the parameters allow at most; each work-group decodes its own from the per-sequence
 // tensors, so a step with new lengths runs on the same plan, and an item past the step's leaves.
-#define SEQ_UNIFORM 0  // batch entry z: q_len positions from pos_offset, kv_len keys (or kv_lens[kv_len_item])
-#define SEQ_LENS 1     // z / per: sequence of kv length lens[s], its q_len positions ending there, by runs
-#define SEQ_VARLEN 2   // the ragged batch's runs in order: rows cu[s] .. cu[s+1] from position second[s]
-#define SEQ_FA2 3      // as SEQ_VARLEN, kv = second[s] and the rows aligned to its end (FlashAttention-2)
-#define SEQ_TILES 4    // tile z: up to `run` rows of sequence tile_seqs[z] from row tile_starts[z]
+// The modes are core/kinds.inc's TS_SEQ_MODES (kinds.h):
+//   SEQ_UNIFORM  batch entry z: q_len positions from pos_offset, kv_len keys (or kv_lens[kv_len_item])
+//   SEQ_LENS     z / per: sequence of kv length lens[s], its q_len positions ending there, by runs
+//   SEQ_VARLEN   the ragged batch's runs in order: rows cu[s] .. cu[s+1] from position second[s]
+//   SEQ_FA2      as SEQ_VARLEN, kv = second[s] and the rows aligned to its end (FlashAttention-2)
+//   SEQ_TILES    tile z: up to `run` rows of sequence tile_seqs[z] from row tile_starts[z]
 
 // Item z of a per-sequence mode: its sequence, first q / out row, positions, first position and kv
 // length; false for an item past the step's (the whole work-group leaves). Rows are token-major
@@ -193,6 +194,9 @@ __kernel void flash_attn(__constant AttnArgs* args, __global const st_t* q, __gl
   __local int* vrow = kvrow + bk;   // and of its value in v
   __local float* kscl = kvscl;      // its scales (-DSCALED)
   __local float* vscl = kvscl + bk;
+#ifdef SCALED
+  const bool scaled = kv_scaled(kv_kind);
+#endif
 #else
   __global const kv_t* k1h = k1 + (size_t)seq * k1_bs + (size_t)kvh * k1_hs;
   __global const kv_t* k2h = k2 + (size_t)seq * k2_bs + (size_t)kvh * k2_hs;

@@ -17,8 +17,8 @@
   /* items: how a work-group finds its sequence (SEQ_*) */                                           \
   I(seq_mode) I(nseq) I(run) I(seq_rows) I(head_rows) I(pos_rows)                                     \
   /* paged pools: table row width, slots per block, block strides, vLLM's x, scales, pool kind */     \
+  /* (a KV_DTYPE_* of -DKV_ANY programs, kinds.h) */                                                  \
   I(table_width) I(block_size) I(kb_stride) I(vb_stride) I(kx) I(sb_stride) I(s_hs) I(kv_kind)       \
-  I(scaled)                                                                                           \
   /* FlashAttention-2's lse row length */                                                            \
   I(lse_rows)
 

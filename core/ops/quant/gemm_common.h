@@ -30,7 +30,4 @@ Tolerance tolerance(DType out, int64_t k);
 // 2 m n k flops; the weight bytes as given plus the activations and outputs in dtype dt.
 Cost cost(double weight_bytes, int64_t m, int64_t n, int64_t k, DType dt);
 
-// The GGUF block kinds the GEMMs run, in docs/catalog.md's order.
-const std::vector<QuantKind>& block_kinds();
-
 }  // namespace ts::quant_gemm
