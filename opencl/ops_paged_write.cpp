@@ -8,6 +8,7 @@
 #include "core/ops/kv/kv_quant.h"
 #include "core/ops/paged_params.h"
 #include "core/unsupported.h"
+#include "kernels/kv_append_args.h"
 #include "norm_rope.h"
 
 namespace ts::ocl {
@@ -81,11 +82,12 @@ void kv_append(Planner& pl) {
   const cl_mem none = pl.buf("k_in");  // bound where an F16 / BF16 pool has no scales
   const std::string options =
       kv_dtype_define(p.kv_dtype) + " -cl-fp32-correctly-rounded-divide-sqrt";
+  const KvAppendArgsIn args{.cache_len_before = p.cache_len_before, .nkv = p.num_kv_heads, .hd = p.head_dim,
+                             .block_size = p.block_size};
   pl.dispatch(pl.kernel("kv_append.cl", "kv_append", options), {g, size_t(p.tokens * p.num_kv_heads), 2}, {g, 1, 1},
-              pl.buf("k_in"), pl.buf("v_in"), pl.buf("layer_k"), pl.buf("layer_v"),
+              pl.args(pack(args)), pl.buf("k_in"), pl.buf("v_in"), pl.buf("layer_k"), pl.buf("layer_v"),
               scaled ? pl.buf("layer_k_scales") : none, scaled ? pl.buf("layer_v_scales") : none,
-              pl.buf("paged_block_indices"), p.cache_len_before, p.num_kv_heads, p.head_dim, p.block_size,
-              LocalBytes{g * sizeof(float)});
+              pl.buf("paged_block_indices"), LocalBytes{g * sizeof(float)});
 }
 
 }  // namespace

@@ -12,6 +12,10 @@
 #include <gtest/gtest.h>
 
 #include "opencl/kernels/attention_args.h"
+#include "opencl/kernels/kv_append_args.h"
+#include "opencl/kernels/moe_gemv_args.h"
+#include "opencl/kernels/quant_gemv_args.h"
+#include "opencl/kernels/rope_args.h"
 #include "opencl/runtime.h"
 
 namespace ts::ocl {
@@ -98,6 +102,38 @@ TEST_F(OpenclArgs, AttentionLayoutAgrees) {
   std::vector<Expected> fields;
   TS_ATTN_ARGS(TS_EXPECT_I, TS_EXPECT_F)
   probe(*rt_, "probe_AttnArgs", s, fields);
+}
+
+TEST_F(OpenclArgs, NormRopeLayoutAgrees) {
+  using S = NormRopeArgs;
+  S s{};
+  std::vector<Expected> fields;
+  TS_NORM_ROPE_ARGS(TS_EXPECT_I, TS_EXPECT_F)
+  probe(*rt_, "probe_NormRopeArgs", s, fields);
+}
+
+TEST_F(OpenclArgs, ExpertGemvLayoutAgrees) {
+  using S = MoeGemvArgs;
+  S s{};
+  std::vector<Expected> fields;
+  TS_MOE_GEMV_ARGS(TS_EXPECT_I, TS_EXPECT_F)
+  probe(*rt_, "probe_MoeGemvArgs", s, fields);
+}
+
+TEST_F(OpenclArgs, KvAppendLayoutAgrees) {
+  using S = KvAppendArgs;
+  S s{};
+  std::vector<Expected> fields;
+  TS_KV_APPEND_ARGS(TS_EXPECT_I, TS_EXPECT_F)
+  probe(*rt_, "probe_KvAppendArgs", s, fields);
+}
+
+TEST_F(OpenclArgs, QuantGemvLayoutAgrees) {
+  using S = QuantGemvArgs;
+  S s{};
+  std::vector<Expected> fields;
+  TS_QUANT_GEMV_ARGS(TS_EXPECT_I, TS_EXPECT_F)
+  probe(*rt_, "probe_QuantGemvArgs", s, fields);
 }
 
 }  // namespace

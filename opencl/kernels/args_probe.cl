@@ -2,6 +2,10 @@
 // with its own (tests/opencl_args_test.cpp): probe_<Struct> writes, for each field in list order, its
 // name (its FNV-1a hash), offset and size and the value it reads by that name, then the struct's size.
 #include "attention_args.h"
+#include "kv_append_args.h"
+#include "moe_gemv_args.h"
+#include "quant_gemv_args.h"
+#include "rope_args.h"
 
 #define TS_PROBE_FIELD(n)                                                            \
   {                                                                                  \
@@ -21,3 +25,7 @@
   }
 
 TS_PROBE(AttnArgs, TS_ATTN_ARGS)
+TS_PROBE(NormRopeArgs, TS_NORM_ROPE_ARGS)
+TS_PROBE(MoeGemvArgs, TS_MOE_GEMV_ARGS)
+TS_PROBE(KvAppendArgs, TS_KV_APPEND_ARGS)
+TS_PROBE(QuantGemvArgs, TS_QUANT_GEMV_ARGS)

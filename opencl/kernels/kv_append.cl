@@ -7,6 +7,7 @@
 // scale and zero codes. Only the row's own slot is written.
 //   -DKV_<KvDtype name> (the pool: kv.h), with -cl-fp32-correctly-rounded-divide-sqrt
 #include "kv.h"
+#include "kv_append_args.h"
 
 #if defined(KV_I8)
 #define QMAX ((float)KV_DTYPE_I8_CODE_MAX)
@@ -32,10 +33,10 @@ inline uchar encode(float f) {
 }
 #endif
 
-__kernel void kv_append(__global const float* k_in, __global const float* v_in, __global kv_t* layer_k,
-                        __global kv_t* layer_v, __global float* k_scales, __global float* v_scales,
-                        __global const uint* indices, int cache_len_before, int nkv, int hd, int block_size,
-                        __local float* red) {
+__kernel void kv_append(__constant KvAppendArgs* args, __global const float* k_in, __global const float* v_in,
+                        __global kv_t* layer_k, __global kv_t* layer_v, __global float* k_scales,
+                        __global float* v_scales, __global const uint* indices, __local float* red) {
+  TS_ARGS_READ(TS_KV_APPEND_ARGS)
   const int lid = get_local_id(0), g = get_local_size(0);
   const int row = get_group_id(1), side = get_group_id(2);
   const int tok = row / nkv, h = row % nkv, pos = cache_len_before + tok;
