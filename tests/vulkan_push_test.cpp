@@ -4,6 +4,7 @@
 // each must be the mirror's field of that name at the mirror's offset with the mirror's size. A field
 // moved, retyped or renamed on one side fails here. Needs no device.
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <string>
 #include <vector>
@@ -12,6 +13,11 @@
 
 #include "vulkan/shader_table.h"
 #include "vulkan/shaders/attention_push.glsl"
+#include "vulkan/shaders/kv_append_push.glsl"
+#include "vulkan/shaders/moe_gemv_push.glsl"
+#include "vulkan/shaders/quant_gemm_push.glsl"
+#include "vulkan/shaders/quant_gemv_push.glsl"
+#include "vulkan/shaders/rope_push.glsl"
 
 namespace ts::vk {
 namespace {
@@ -70,28 +76,71 @@ std::vector<Member> push_members(const ShaderBlob& b) {
 #define TS_MIRROR_F(n) PushField{#n, offsetof(S, n), sizeof(S::n)},
 #define TS_MIRROR_A(n, count) PushField{#n, offsetof(S, n), sizeof(S::n)},
 
-// Every variant of `kernel`'s file (all dtypes, subgroup builds) has exactly the mirror's members.
-void expect_block(const std::string& kernel_prefix, const std::vector<PushField>& mirror) {
+const ShaderBlob* find_blob(const std::string& name) {
+  for (const ShaderBlob& b : shader_blobs())
+    if (name == b.name) return &b;
+  return nullptr;
+}
+
+// Every SPIR-V variant of kernel `id` (vulkan/kernels.inc: each dtype, the subgroup build where it has
+// one) has exactly the mirror's members, each at the mirror's offset with the mirror's size.
+void expect_block(const std::string& id, const std::vector<PushField>& mirror) {
+  const auto k = std::find_if(std::begin(kKernels), std::end(kKernels), [&](const KernelInfo& x) { return id == x.id; });
+  ASSERT_NE(k, std::end(kKernels)) << "no kernel " << id << " in vulkan/kernels.inc";
   int variants = 0;
-  for (const ShaderBlob& b : shader_blobs()) {
-    if (std::string(b.name).rfind(kernel_prefix, 0) != 0) continue;
-    ++variants;
-    const std::vector<Member> got = push_members(b);
-    ASSERT_EQ(got.size(), mirror.size()) << b.name << ": push block members";
-    for (const Member& m : got) {
-      const auto f = std::find_if(mirror.begin(), mirror.end(), [&](const PushField& x) { return m.name == x.name; });
-      ASSERT_NE(f, mirror.end()) << b.name << ": the shader's member " << m.name << " is not in the mirror";
-      EXPECT_EQ(m.offset, f->offset) << b.name << ": offset of " << m.name << " (shader vs mirror)";
-      EXPECT_EQ(m.size, f->size) << b.name << ": size of " << m.name << " (shader vs mirror)";
+  for (const KernelDType& dt : kKernelDTypes)
+    for (bool sg : {false, true}) {
+      const auto name = variant_name(static_cast<Kernel>(k - std::begin(kKernels)), dt.dtype, sg);
+      ASSERT_TRUE(name.has_value());
+      const ShaderBlob* b = find_blob(*name);
+      ASSERT_NE(b, nullptr) << "no SPIR-V " << *name;
+      ++variants;
+      const std::vector<Member> got = push_members(*b);
+      ASSERT_EQ(got.size(), mirror.size()) << *name << ": push block members";
+      for (const Member& m : got) {
+        const auto f =
+            std::find_if(mirror.begin(), mirror.end(), [&](const PushField& x) { return m.name == x.name; });
+        ASSERT_NE(f, mirror.end()) << *name << ": the shader's member " << m.name << " is not in the mirror";
+        EXPECT_EQ(m.offset, f->offset) << *name << ": offset of " << m.name << " (shader vs mirror)";
+        EXPECT_EQ(m.size, f->size) << *name << ": size of " << m.name << " (shader vs mirror)";
+      }
     }
-  }
-  EXPECT_GT(variants, 0) << "no SPIR-V named " << kernel_prefix << "*";
+  EXPECT_GT(variants, 0);
 }
 
 TEST(VulkanPush, AttentionBlockAgrees) {
   using S = AttnPush;
   const std::vector<PushField> mirror{TS_ATTN_PUSH(TS_MIRROR_U, TS_MIRROR_F, TS_MIRROR_A)};
-  for (const char* k : {"attn_fa_", "attn_mla_", "attn_kv_", "attn_combine_"}) expect_block(k, mirror);
+  for (const char* k : {"attn_fa", "attn_mla", "attn_kv", "attn_combine"}) expect_block(k, mirror);
+}
+
+TEST(VulkanPush, KvAppendBlockAgrees) {
+  using S = KvAppendPush;
+  expect_block("kv_append", {TS_KV_APPEND_PUSH(TS_MIRROR_U, TS_MIRROR_F, TS_MIRROR_A)});
+}
+
+TEST(VulkanPush, ExpertGemvBlockAgrees) {
+  using S = MoeGemvPush;
+  expect_block("moe_gemv", {TS_MOE_GEMV_PUSH(TS_MIRROR_U, TS_MIRROR_F, TS_MIRROR_A)});
+}
+
+// gemv_quant_m1.comp declares its block by hand: the planner fills it from the GEMV's mirror, so its
+// SPIR-V is held to that mirror too.
+TEST(VulkanPush, QuantGemvBlocksAgree) {
+  using S = QuantGemvPush;
+  const std::vector<PushField> mirror{TS_QUANT_GEMV_PUSH(TS_MIRROR_U, TS_MIRROR_F, TS_MIRROR_A)};
+  for (const char* k : {"gemv_quant", "gemv_quant_m1"}) expect_block(k, mirror);
+}
+
+TEST(VulkanPush, QuantGemmBlockAgrees) {
+  using S = QuantGemmPush;
+  const std::vector<PushField> mirror{TS_QUANT_GEMM_PUSH(TS_MIRROR_U, TS_MIRROR_F, TS_MIRROR_A)};
+  for (const char* k : {"gemm_quant", "moe_gemm"}) expect_block(k, mirror);
+}
+
+TEST(VulkanPush, RopeBlockAgrees) {
+  using S = RopePush;
+  expect_block("rope", {TS_ROPE_PUSH(TS_MIRROR_U, TS_MIRROR_F, TS_MIRROR_A)});
 }
 
 }  // namespace

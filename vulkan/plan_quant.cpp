@@ -7,6 +7,8 @@
 #include "core/ops/quant_params.h"
 #include "core/quant/formats.h"
 #include "vulkan/plan.h"
+#include "vulkan/shaders/quant_gemm_push.glsl"
+#include "vulkan/shaders/quant_gemv_push.glsl"
 
 namespace ts::vk {
 
@@ -45,7 +47,7 @@ void plan_gguf(std::vector<Dispatch>& out, const Target& tg, const std::string& 
   for (auto [n0, nn] : gguf_windows(tg, n_rows, row_bytes)) {
     Dispatch d;
     d.bindings = {"a", Binding(weight, n0 * row_bytes, word_range(nn * row_bytes)), "out"};
-    d.push = Push().u(m).u(nn).u(n_cols).u(ldo).u(col0 + n0).words();
+    d.push = push_words(QuantGemvPushIn{.m = m, .n = nn, .k = n_cols, .ldo = ldo, .n_off = col0 + n0});
     if (m == 1) {
       // Decode: word slots, NR rows a group (gemv_quant_m1.comp); binding 3 is the activations as vec4s.
       const GemvShape g = gemv_shape(tg);
@@ -59,6 +61,7 @@ void plan_gguf(std::vector<Dispatch>& out, const Target& tg, const std::string& 
       d.groups = {groups_for(nn, kGemvRows, std::min(tg.group_cap, tg.max_groups[0])), 1, 1};
     } else {
       d.shader = tg.variant(Kernel::gemm_quant);
+      d.push = push_words(QuantGemmPushIn{.m = m, .n = nn, .k = n_cols, .ldo = ldo, .n_off = col0 + n0});
       d.spec = {kind_spec(kind)};
       d.groups = {ceil_div(nn, kTile), ceil_div(m, kTile), 1};
     }

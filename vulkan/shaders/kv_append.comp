@@ -22,10 +22,7 @@ layout(std430, binding = 3) writeonly buffer VPool { uint v_pool[]; };
 layout(std430, binding = 4) writeonly buffer KScale { float k_scales[]; };  // I8 / F8 only
 layout(std430, binding = 5) writeonly buffer VScale { float v_scales[]; };
 BUF_IDX(6, indices)
-layout(push_constant) uniform Push {
-  uint rows, nkv, hd, block_size, cache_len_before;  // rows: tokens x nkv per side
-  uint kv_kind;  // a KV_DTYPE_*, a push constant: one pipeline per dtype for every pool kind
-} p;
+#include "kv_append_push.glsl"  // the push block p
 
 // Element x of the row as its code (a byte, or 16 bits for F16 / BF16).
 uint code(float x, float scale) {
