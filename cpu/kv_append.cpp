@@ -142,7 +142,7 @@ void kv_append_paged(const KvAppendPagedParams& p, TensorMap& t) {
     Tensor& pool;
     float* scales;
   };
-  const bool scaled = t.count("layer_k_scales") != 0;
+  const bool scaled = has_scales(p.kv_dtype);
   const Side sides[2] = {
       {tensor(t, "k_in").as<float>(), tensor(t, "layer_k"), scaled ? tensor(t, "layer_k_scales").as<float>() : nullptr},
       {tensor(t, "v_in").as<float>(), tensor(t, "layer_v"), scaled ? tensor(t, "layer_v_scales").as<float>() : nullptr}};

@@ -131,7 +131,7 @@ void paged_varlen_attention_vllm_tiled_q4(const PagedVarlenTiledParams& p, Tenso
 
 void kv_paged_decode_attention(const KvPagedDecodeParams& p, TensorMap& t) {
   Pools pl{tensor(t, "layer_k"), tensor(t, "layer_v"), Layout::Ferrum, p.num_kv_heads, p.block_size, p.head_dim, 0};
-  if (t.count("layer_k_scales")) pl.k_scales = &tensor(t, "layer_k_scales"), pl.v_scales = &tensor(t, "layer_v_scales");
+  if (has_scales(p.kv_dtype)) pl.k_scales = &tensor(t, "layer_k_scales"), pl.v_scales = &tensor(t, "layer_v_scales");
   Tensor& out = tensor(t, "output");
   const size_t es = dtype_size(out.dtype());
   const auto q = widen_all(tensor(t, "q"));

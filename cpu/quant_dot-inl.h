@@ -75,14 +75,15 @@ HWY_INLINE void ScaleMinK4(int j, const uint8_t* q, int& sc, int& m) {
 // Q4_0 {d f16, qs[16]}: d * q - 8 d; values 0-15 in the low nibbles, 16-31 in the high ones.
 struct BlockQ4_0 {
   using Act = ActQ8;  // the activation layout of its integer dot
-  static constexpr int64_t kElems = 32, kBytes = 18;
+  static constexpr QuantKindRow kRow = kind_row(QuantKind::Q4_0);  // core/kinds.inc
+  static constexpr int64_t kElems = kRow.block_elems, kBytes = kRow.block_bytes;
   static constexpr bool kBiased = false;
   // For the integer dot: where the codes start, the f16 min's offset (0: none), the zero code.
-  static constexpr int kQs = 2, kMinAt = 0, kZero = 8;
+  static constexpr int kQs = kRow.qs, kMinAt = 0, kZero = 8;
   static constexpr bool kPaired = true;  // its integer dot reads ActQ8::qp
   template <class F> static HWY_INLINE void ForEachSub(const uint8_t* b, F&& f) {
-    const float d = LoadHalf(b);
-    const uint8_t* qs = b + 2;
+    const float d = LoadHalf(b + kRow.d);
+    const uint8_t* qs = b + kRow.qs;
     f(0, 16, d, 8, 0.0f, [qs](int l) { return Low4(LoadU8(qs + l)); });
     f(16, 16, d, 8, 0.0f, [qs](int l) { return hn::ShiftRight<4>(LoadU8(qs + l)); });
   }
@@ -91,13 +92,14 @@ struct BlockQ4_0 {
 // Q4_1 {d f16, m f16, qs[16]}: d * q + m, nibbles as Q4_0.
 struct BlockQ4_1 {
   using Act = ActQ8;  // the activation layout of its integer dot
-  static constexpr int64_t kElems = 32, kBytes = 20;
+  static constexpr QuantKindRow kRow = kind_row(QuantKind::Q4_1);  // core/kinds.inc
+  static constexpr int64_t kElems = kRow.block_elems, kBytes = kRow.block_bytes;
   static constexpr bool kBiased = true;
-  static constexpr int kQs = 4, kMinAt = 2, kZero = 0;
+  static constexpr int kQs = kRow.qs, kMinAt = kRow.m, kZero = 0;
   static constexpr bool kPaired = true;
   template <class F> static HWY_INLINE void ForEachSub(const uint8_t* b, F&& f) {
-    const float d = LoadHalf(b), m = LoadHalf(b + 2);
-    const uint8_t* qs = b + 4;
+    const float d = LoadHalf(b + kRow.d), m = LoadHalf(b + kRow.m);
+    const uint8_t* qs = b + kRow.qs;
     f(0, 16, d, 0, m, [qs](int l) { return Low4(LoadU8(qs + l)); });
     f(16, 16, d, 0, m, [qs](int l) { return hn::ShiftRight<4>(LoadU8(qs + l)); });
   }
@@ -106,13 +108,14 @@ struct BlockQ4_1 {
 // Q8_0 {d f16, qs[32] int8}: d * q.
 struct BlockQ8_0 {
   using Act = ActQ8;  // the activation layout of its integer dot
-  static constexpr int64_t kElems = 32, kBytes = 34;
+  static constexpr QuantKindRow kRow = kind_row(QuantKind::Q8_0);  // core/kinds.inc
+  static constexpr int64_t kElems = kRow.block_elems, kBytes = kRow.block_bytes;
   static constexpr bool kBiased = false;
-  static constexpr int kQs = 2, kMinAt = 0, kZero = 0;
+  static constexpr int kQs = kRow.qs, kMinAt = 0, kZero = 0;
   static constexpr bool kPaired = false;  // reads ActQ8::q
   template <class F> static HWY_INLINE void ForEachSub(const uint8_t* b, F&& f) {
-    const uint8_t* qs = b + 2;
-    f(0, 32, LoadHalf(b), 0, 0.0f, [qs](int l) { return LoadI8(qs + l); });
+    const uint8_t* qs = b + kRow.qs;
+    f(0, 32, LoadHalf(b + kRow.d), 0, 0.0f, [qs](int l) { return LoadI8(qs + l); });
   }
 };
 
@@ -120,16 +123,17 @@ struct BlockQ8_0 {
 // qs hold sub-block 2c in the low nibbles and 2c + 1 in the high ones.
 struct BlockQ4_K {
   using Act = ActQ8K;  // the activation layout of its integer dot
-  static constexpr int64_t kElems = 256, kBytes = 144;
+  static constexpr QuantKindRow kRow = kind_row(QuantKind::Q4_K);  // core/kinds.inc
+  static constexpr int64_t kElems = kRow.block_elems, kBytes = kRow.block_bytes;
   static constexpr bool kBiased = true;
   template <class F> static HWY_INLINE void ForEachSub(const uint8_t* b, F&& f) {
-    const float d = LoadHalf(b), dmin = LoadHalf(b + 2);
+    const float d = LoadHalf(b + kRow.d), dmin = LoadHalf(b + kRow.m);
     for (int c = 0; c < 4; ++c) {
-      const uint8_t* qs = b + 16 + 32 * c;
+      const uint8_t* qs = b + kRow.qs + 32 * c;
       int sc, m;
-      ScaleMinK4(2 * c, b + 4, sc, m);
+      ScaleMinK4(2 * c, b + kRow.scales, sc, m);
       f(64 * c, 32, d * static_cast<float>(sc), 0, -(dmin * static_cast<float>(m)), [qs](int l) { return Low4(LoadU8(qs + l)); });
-      ScaleMinK4(2 * c + 1, b + 4, sc, m);
+      ScaleMinK4(2 * c + 1, b + kRow.scales, sc, m);
       f(64 * c + 32, 32, d * static_cast<float>(sc), 0, -(dmin * static_cast<float>(m)),
         [qs](int l) { return hn::ShiftRight<4>(LoadU8(qs + l)); });
     }
@@ -140,21 +144,22 @@ struct BlockQ4_K {
 // value l of sub-block s.
 struct BlockQ5_K {
   using Act = ActQ8K;  // the activation layout of its integer dot
-  static constexpr int64_t kElems = 256, kBytes = 176;
+  static constexpr QuantKindRow kRow = kind_row(QuantKind::Q5_K);  // core/kinds.inc
+  static constexpr int64_t kElems = kRow.block_elems, kBytes = kRow.block_bytes;
   static constexpr bool kBiased = true;
   template <class F> static HWY_INLINE void ForEachSub(const uint8_t* b, F&& f) {
-    const float d = LoadHalf(b), dmin = LoadHalf(b + 2);
-    const uint8_t* qh = b + 16;
+    const float d = LoadHalf(b + kRow.d), dmin = LoadHalf(b + kRow.m);
+    const uint8_t* qh = b + kRow.qh;
     for (int c = 0; c < 4; ++c) {
-      const uint8_t* qs = b + 48 + 32 * c;
+      const uint8_t* qs = b + kRow.qs + 32 * c;
       const int lo_bit = 2 * c, hi_bit = 2 * c + 1;
       int sc, m;
-      ScaleMinK4(2 * c, b + 4, sc, m);
+      ScaleMinK4(2 * c, b + kRow.scales, sc, m);
       f(64 * c, 32, d * static_cast<float>(sc), 0, -(dmin * static_cast<float>(m)), [qs, qh, lo_bit](int l) {
         const VQI h = hn::And(hn::ShiftRightSame(LoadU8(qh + l), lo_bit), hn::Set(DQI(), 1));
         return hn::Or(Low4(LoadU8(qs + l)), hn::ShiftLeft<4>(h));
       });
-      ScaleMinK4(2 * c + 1, b + 4, sc, m);
+      ScaleMinK4(2 * c + 1, b + kRow.scales, sc, m);
       f(64 * c + 32, 32, d * static_cast<float>(sc), 0, -(dmin * static_cast<float>(m)), [qs, qh, hi_bit](int l) {
         const VQI h = hn::And(hn::ShiftRightSame(LoadU8(qh + l), hi_bit), hn::Set(DQI(), 1));
         return hn::Or(hn::ShiftRight<4>(LoadU8(qs + l)), hn::ShiftLeft<4>(h));
@@ -168,16 +173,17 @@ struct BlockQ5_K {
 // (low nibble for j < 2, high for j >= 2) and its top 2 bits from bits 2j, 2j + 1 of qh[l].
 struct BlockQ6_K {
   using Act = ActQ8K;  // the activation layout of its integer dot
-  static constexpr int64_t kElems = 256, kBytes = 210;
+  static constexpr QuantKindRow kRow = kind_row(QuantKind::Q6_K);  // core/kinds.inc
+  static constexpr int64_t kElems = kRow.block_elems, kBytes = kRow.block_bytes;
   static constexpr bool kBiased = false;
   template <class F> static HWY_INLINE void ForEachSub(const uint8_t* b, F&& f) {
-    const float d = LoadHalf(b + 208);
-    const int8_t* scales = reinterpret_cast<const int8_t*>(b + 192);
+    const float d = LoadHalf(b + kRow.d);
+    const int8_t* scales = reinterpret_cast<const int8_t*>(b + kRow.scales);
     for (int half = 0; half < 2; ++half)
       for (int j = 0; j < 4; ++j)
         for (int s = 0; s < 2; ++s) {
-          const uint8_t* ql = b + 64 * half + 32 * (j & 1) + 16 * s;
-          const uint8_t* qh = b + 128 + 32 * half + 16 * s;
+          const uint8_t* ql = b + kRow.qs + 64 * half + 32 * (j & 1) + 16 * s;
+          const uint8_t* qh = b + kRow.qh + 32 * half + 16 * s;
           const float scale = d * static_cast<float>(scales[8 * half + 2 * j + s]);
           const int shift = 2 * j;
           const bool high_nibble = j >= 2;
@@ -339,10 +345,10 @@ HWY_INLINE hn::Vec<DI32> Q6ScaledSums(const int8_t* s, const int16_t* bs16) {
 // its codes, and reach no used lane.)
 template <int kBlocks>
 HWY_INLINE void LoadK4Scales(const uint8_t* b, int64_t stride, __m256i& sc, __m256i& mn) {
-  const __m128i u0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 4));
+  const __m128i u0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + BlockQ4_K::kRow.scales));
   const __m256i u = kBlocks == 1 ? _mm256_zextsi128_si256(u0)
                                  : _mm256_inserti128_si256(_mm256_castsi128_si256(u0),
-                                                           _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + stride + 4)), 1);
+                                                           _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + stride + BlockQ4_K::kRow.scales)), 1);
   const __m256i lo = _mm256_and_si256(u, _mm256_set1_epi8(0x3F));
   const __m256i u22 = _mm256_srlv_epi32(_mm256_shuffle_epi32(u, _MM_SHUFFLE(2, 2, 2, 2)), _mm256_setr_epi32(0, 4, 0, 0, 0, 4, 0, 0));
   const __m256i hi = _mm256_or_si256(_mm256_and_si256(u22, _mm256_set1_epi8(0x0F)),
@@ -687,7 +693,7 @@ HWY_INLINE void DotQ8Pair(K, const uint8_t* b, int64_t blk, const ActQ8K* a, VF*
 // codes(c, l) gives codes l.. of sub-block c (of 8).
 template <int M, class Codes>
 HWY_INLINE void DotQ8K4(const uint8_t* b, int64_t blk, const ActQ8K* a, VF* acc, Codes&& codes) {
-  const K4Scales s = LoadK4Scales(b + 4);
+  const K4Scales s = LoadK4Scales(b + BlockQ4_K::kRow.scales);
   hn::Vec<DI32> isum[M];
   for (int i = 0; i < M; ++i) isum[i] = hn::Zero(DI32());
   for (int c = 0; c < 8; ++c) {
@@ -706,15 +712,15 @@ HWY_INLINE void DotQ8K4(const uint8_t* b, int64_t blk, const ActQ8K* a, VF* acc,
 }
 template <int M> HWY_INLINE void DotQ8Block(BlockQ4_K, const uint8_t* b, int64_t blk, const ActQ8K* a, VF* acc) {
   DotQ8K4<M>(b, blk, a, acc, [b](int c, int l) {
-    const V8 v = hn::LoadU(D8(), b + 16 + 32 * (c / 2) + l);
+    const V8 v = hn::LoadU(D8(), b + BlockQ4_K::kRow.qs + 32 * (c / 2) + l);
     return c % 2 == 0 ? hn::And(v, hn::Set(D8(), 0xF)) : hn::ShiftRight<4>(v);
   });
 }
 template <int M> HWY_INLINE void DotQ8Block(BlockQ5_K, const uint8_t* b, int64_t blk, const ActQ8K* a, VF* acc) {
   DotQ8K4<M>(b, blk, a, acc, [b](int c, int l) {
-    const V8 v = hn::LoadU(D8(), b + 16 + 32 + 32 * (c / 2) + l);
+    const V8 v = hn::LoadU(D8(), b + BlockQ5_K::kRow.qs + 32 * (c / 2) + l);
     const V8 lo = c % 2 == 0 ? hn::And(v, hn::Set(D8(), 0xF)) : hn::ShiftRight<4>(v);
-    return hn::Or(lo, BitsTo4(hn::LoadU(D8(), b + 16 + l), c, 1));
+    return hn::Or(lo, BitsTo4(hn::LoadU(D8(), b + BlockQ5_K::kRow.qh + l), c, 1));
   });
 }
 #endif
@@ -722,8 +728,8 @@ template <int M> HWY_INLINE void DotQ8Block(BlockQ5_K, const uint8_t* b, int64_t
 // -32 sum_s sc_s bs16_s over the block's 16 sub-blocks, in the same integer sum, times d * da.
 // (|sum| <= 256 * 63 * 127 * 128 + 32 * 16 * 128 * 2032 < 2^29.)
 template <int M> HWY_INLINE void DotQ8Block(BlockQ6_K, const uint8_t* b, int64_t blk, const ActQ8K* a, VF* acc) {
-  const float d = LoadHalf(b + 208);
-  const int8_t* scales = reinterpret_cast<const int8_t*>(b + 192);
+  const float d = LoadHalf(b + BlockQ6_K::kRow.d);
+  const int8_t* scales = reinterpret_cast<const int8_t*>(b + BlockQ6_K::kRow.scales);
   hn::Vec<DI32> isum[M];
   for (int i = 0; i < M; ++i) isum[i] = hn::Neg(hn::ShiftLeft<5>(Q6ScaledSums(scales, a[i].bs16 + 16 * blk)));
   const Q6Scales sc = LoadQ6Scales(scales);
@@ -732,7 +738,7 @@ template <int M> HWY_INLINE void DotQ8Block(BlockQ6_K, const uint8_t* b, int64_t
       const StepScale pair = Q6Pair(sc, h, j);
       for (int l = 0; l < 32; l += kN8) {
         const V8 q = hn::LoadU(D8(), b + 64 * h + 32 * (j & 1) + l);
-        const V8 top = BitsTo4(hn::LoadU(D8(), b + 128 + 32 * h + l), 2 * j, 3);
+        const V8 top = BitsTo4(hn::LoadU(D8(), b + BlockQ6_K::kRow.qh + 32 * h + l), 2 * j, 3);
         const V8 w = hn::Or(j >= 2 ? hn::ShiftRight<4>(q) : hn::And(q, hn::Set(D8(), 0xF)), top);
         for (int i = 0; i < M; ++i)
           isum[i] = hn::Add(isum[i], DotU8Scaled(w, a[i].q + 256 * blk + 128 * h + 32 * j + l, l, pair));

@@ -2,6 +2,8 @@
 // variant (affine or paged K/V, the pool dtype, scales, lse) and its arguments.
 #include "attention_engine.h"
 
+#include "kernels/attention_args.h"
+
 #include "core/unsupported.h"
 
 #include <algorithm>
@@ -59,18 +61,6 @@ GroupShape group_shape(const Planner& pl, int64_t dk1, int64_t dk2, int64_t dv) 
   return g;
 }
 
-// kernels/kv.h's kv_kind of a -DKV_ANY program.
-int64_t kv_kind(DType t) {
-  switch (t) {
-    case DType::F32: return 0;
-    case DType::F16: return 1;
-    case DType::BF16: return 2;
-    case DType::I8: return 3;
-    case DType::F8_E4M3: return 4;
-    default: fail("OpenCL attention: no pool loads for {}", dtype_name(t));
-  }
-}
-
 // The grid an item view launches, from the parameters alone: the most items any step's lengths can
 // make, the most positions one holds, the most keys a sequence sees.
 struct ItemGrid {
@@ -78,17 +68,17 @@ struct ItemGrid {
 };
 ItemGrid item_grid(const Items& it) {
   switch (it.mode) {
-    case SeqMode::Lens: return {it.seqs * int64_t(ceil_div(it.q_len, it.run)), std::min(it.run, it.q_len), it.capacity};
-    case SeqMode::Varlen:
-    case SeqMode::Fa2:
+    case SeqMode::LENS: return {it.seqs * int64_t(ceil_div(it.q_len, it.run)), std::min(it.run, it.q_len), it.capacity};
+    case SeqMode::VARLEN:
+    case SeqMode::FA2:
       // sum over sequences of ceil(n_s / run) <= (total_q + seqs (run - 1)) / run, and an item holds a
       // row at least: a decode-shaped batch (a row per sequence) launches one item per sequence, a
       // prefill batch at most one more than its rows fill (never a grid of the longest sequence's
       // items per sequence).
       return {std::min(it.total_q, (it.total_q + it.seqs * (it.run - 1)) / it.run), std::min(it.run, it.total_q),
               it.capacity};
-    case SeqMode::Tiles: return {it.seqs, std::min(it.run, it.total_q), it.capacity};
-    case SeqMode::Uniform: break;
+    case SeqMode::TILES: return {it.seqs, std::min(it.run, it.total_q), it.capacity};
+    case SeqMode::UNIFORM: break;
   }
   fail("OpenCL attention: an item view needs per-sequence lengths");
 }
@@ -116,7 +106,7 @@ void flash(Planner& pl, const Attention& a) {
   const int64_t rows = group * q_len;
   // A block of query rows as large as the work-items' registers allow (at most 16).
   const int64_t bq = std::min(g.bq_cap, rows);
-  auto local_floats = [&](int64_t bk) { return bq * dk + bk * dk + bk * a.dv + bq * bk + 5 * bq + 4 * bk; };
+  auto local_floats = [&](int64_t bk) { return TS_ATTN_LOCAL_FLOATS(bq, bk, dk, a.dv); };
   int64_t bk = pl.limits().cpu ? 256 : 64;
   while (bk > 1 && size_t(local_floats(bk)) * sizeof(float) > pl.limits().local_mem) bk /= 2;
   check(size_t(local_floats(bk)) * sizeof(float) <= pl.limits().local_mem,
@@ -124,7 +114,7 @@ void flash(Planner& pl, const Attention& a) {
   const size_t nblk = ceil_div(rows, bq);
   const cl_mem dummy = pl.buf(a.q);  // bound where the variant reads nothing
   const cl_mem kv_lens = a.kv_lens.empty() ? dummy : pl.buf(a.kv_lens);
-  // Split: pieces in dimension 0, their states in two scratch buffers, then one combine dispatch.
+  // Split: pieces in dimension 0, their states in one scratch buffer, then one combine dispatch.
   const int64_t piece = a.piece >= 0 ? (a.piece < kv_len ? a.piece : 0)
                                      : split_piece(pl.limits(), n_items * a.nkv * int64_t(nblk), kv_len);
   const int64_t np = piece ? int64_t(ceil_div(kv_len, piece)) : 1;
@@ -140,41 +130,49 @@ void flash(Planner& pl, const Attention& a) {
           std::max(pg->k_block, pg->v_block));
   }
   if (!a.lse.empty()) defines += " -DLSE";
-  cl_mem part_acc = pl.buf(a.out), part_ml = part_acc;  // unused without a split
-  if (piece) {
-    part_acc = pl.scratch(size_t(out_rows * np * a.dv) * sizeof(float));
-    part_ml = pl.scratch(size_t(out_rows * np * 2) * sizeof(float));
-  }
+  // Without a split the states' buffer is never read or written: bound to the output.
+  cl_mem part = pl.buf(a.out);
+  const int64_t ml_off = out_rows * np * a.dv;  // the (m, l) pairs follow the accumulators
+  if (piece) part = pl.scratch(size_t(out_rows * np * (a.dv + 2)) * sizeof(float));
   const Items* it = a.items;
   const cl_mem lens = it ? pl.buf(it->lens) : kv_lens;
   const cl_mem second = it && !it->second.empty() ? pl.buf(it->second) : dummy;
   const cl_mem tile_seqs = it && !it->tile_seqs.empty() ? pl.buf(it->tile_seqs) : dummy;
   const cl_mem tile_starts = it && !it->tile_starts.empty() ? pl.buf(it->tile_starts) : dummy;
-  const int64_t head_rows = it ? it->head_rows : a.head_rows ? a.head_rows : a.q_len;
-  const int64_t pos_rows = it ? it->pos_rows : a.pos_rows ? a.pos_rows : 1;
-  // The kernel's q_len: a batch entry's positions, or Lens' per sequence (it cuts them into runs).
-  const int64_t seq_q = it && it->mode == SeqMode::Lens ? it->q_len : q_len;
   const cl_mem tables = pg ? pl.buf(pg->tables) : dummy;
   const cl_mem k_scales = pg && !pg->k_scales.empty() ? pl.buf(pg->k_scales) : dummy;
   const cl_mem v_scales = pg && !pg->v_scales.empty() ? pl.buf(pg->v_scales) : dummy;
   const cl_mem lse = a.lse.empty() ? dummy : pl.buf(a.lse);
   const int64_t lse_rows = out_rows / a.nh, bs = pg ? pg->block_size : 1;
+  AttnArgsIn args;
+  args.kv_len_item = a.kv_len_item, args.q_off = a.q_off, args.out_off = a.out_off, args.nh = a.nh, args.nkv = a.nkv;
+  // The kernel's q_len: a batch entry's positions, or Lens' per sequence (it cuts them into runs).
+  args.q_len = it && it->mode == SeqMode::LENS ? it->q_len : q_len;
+  args.kv_len = kv_len, args.pos_offset = a.pos_offset, args.causal = a.causal, args.window = a.window, args.scale = a.scale;
+  args.dk1 = a.dk1, args.dk2 = a.dk2, args.dv = a.dv;
+  args.k1_bs = a.s1.batch, args.k1_hs = a.s1.head, args.k1_rs = a.s1.row;
+  args.k2_bs = a.s2.batch, args.k2_hs = a.s2.head, args.k2_rs = a.s2.row;
+  args.v_bs = a.sv.batch, args.v_hs = a.sv.head, args.v_rs = a.sv.row;
+  args.bq = bq, args.bk = bk, args.piece = piece, args.ml_off = ml_off;
+  args.seq_mode = it ? int(it->mode) : 0, args.nseq = it ? it->seqs : 0, args.run = it ? it->run : q_len;
+  args.seq_rows = it ? it->seq_rows : 0;
+  args.head_rows = it ? it->head_rows : a.head_rows ? a.head_rows : a.q_len;
+  args.pos_rows = it ? it->pos_rows : a.pos_rows ? a.pos_rows : 1;
+  if (pg) {
+    args.table_width = pg->table_width, args.block_size = bs, args.kb_stride = pg->k_block, args.vb_stride = pg->v_block;
+    args.kx = pg->x, args.sb_stride = a.nkv * bs, args.s_hs = bs;
+    args.kv_kind = static_cast<int64_t>(pg->kv_dtype);
+  } else {
+    args.block_size = 1;
+  }
+  args.lse_rows = lse_rows;
   pl.dispatch(pl.kernel("attention.cl", "flash_attn", defines),
-              {L * size_t(np), size_t(a.nkv) * nblk, size_t(n_items)}, {L, 1, 1}, pl.buf(a.q), pl.buf(a.k1),
-              pl.buf(a.k2), pl.buf(a.v), pl.buf(a.out), lens, a.kv_len_item, a.q_off, a.out_off, a.nh, a.nkv,
-              seq_q, kv_len, a.pos_offset, int64_t{a.causal}, a.window, a.scale, a.dk1, a.dk2, a.dv, a.s1.batch,
-              a.s1.head, a.s1.row, a.s2.batch, a.s2.head, a.s2.row, a.sv.batch, a.sv.head, a.sv.row, bq, bk, piece,
-              part_acc, part_ml, second, tile_seqs, tile_starts, int64_t(it ? int(it->mode) : 0), it ? it->seqs : 0,
-              it ? it->run : q_len, it ? it->seq_rows : 0, head_rows, pos_rows, tables,
-              pg ? pg->table_width : 0, bs, pg ? pg->k_block : 0, pg ? pg->v_block : 0, pg ? pg->x : 0, k_scales,
-              v_scales, pg ? a.nkv * bs : 0, bs, pg && pg->any_dtype ? kv_kind(pg->kv_dtype) : 0,
-              int64_t{pg && !pg->k_scales.empty()}, lse, lse_rows, LocalBytes{size_t(bq * dk) * 4},
-              LocalBytes{size_t(bk * dk) * 4}, LocalBytes{size_t(bk * a.dv) * 4}, LocalBytes{size_t(bq * bk) * 4},
-              LocalBytes{size_t(3 * bq) * 4}, LocalBytes{size_t(2 * bq) * 4}, LocalBytes{size_t(2 * bk) * 4},
-              LocalBytes{size_t(2 * bk) * 4});
+              {L * size_t(np), size_t(a.nkv) * nblk, size_t(n_items)}, {L, 1, 1}, pl.args(pack(args)), pl.buf(a.q),
+              pl.buf(a.k1), pl.buf(a.k2), pl.buf(a.v), pl.buf(a.out), lens, part, second, tile_seqs, tile_starts,
+              tables, k_scales, v_scales, lse, LocalBytes{size_t(local_floats(bk)) * sizeof(float)});
   if (piece)
     pl.dispatch(pl.kernel("attention.cl", "flash_combine", defines), {size_t(out_rows * (a.dv / vw))},
-                {pl.reduction_group(out_rows * (a.dv / vw), 64)}, part_acc, part_ml, pl.buf(a.out), a.out_off, out_rows,
+                {pl.reduction_group(out_rows * (a.dv / vw), 64)}, part, ml_off, pl.buf(a.out), a.out_off, out_rows,
                 np, a.dv, lse, a.nh, lse_rows);
 }
 

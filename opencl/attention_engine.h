@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/kinds.h"
 #include "plan.h"
 
 namespace ts::ocl {
@@ -29,19 +30,18 @@ struct Paging {
   // The kv family's pools: any dtype (F16, BF16, I8, F8_E4M3), picked at run time (-DKV_ANY), with
   // or without scales; otherwise the pools are in the activation dtype.
   bool any_dtype = false;
-  DType kv_dtype = DType::F32;
-  std::string k_scales, v_scales;  // empty: unscaled
+  KvDtype kv_dtype = KvDtype::F16;
+  std::string k_scales, v_scales;  // a -DKV_ANY pool's, where has_scales(kv_dtype)
 };
 
 // The query rows as items (one dispatch for a ragged batch): each a run of at most `run` positions of
 // one sequence, its q / out rows row0 + head * head_rows + i * pos_rows, position i at first + i,
 // seeing keys below min(first + i + 1, kv) (causal). Work-group z finds its item on the device from
-// the per-sequence tensors (kernels/attention.cl's SEQ_* modes): the plan holds only the number of
+// the per-sequence tensors (core/kinds.h's SeqMode, kernels/attention.cl): the plan holds only the number of
 // items the parameters allow at most, and an item past the ones a step has leaves at once, so new
 // lengths run on the same plan (Launch::upload_inputs).
-enum class SeqMode : int { Uniform = 0, Lens = 1, Varlen = 2, Fa2 = 3, Tiles = 4 };
 struct Items {
-  SeqMode mode = SeqMode::Lens;
+  SeqMode mode = SeqMode::LENS;
   // Lens: kv lengths [seqs]; Varlen, Fa2, Tiles: cu_seqlens_q [seqs + 1]. second: pos_offsets
   // (Varlen, Tiles) or seq_lens (Fa2). Tiles: tile_seqs / tile_starts [tiles].
   std::string lens, second, tile_seqs, tile_starts;

@@ -7,6 +7,7 @@
 #include "core/ops/moe_params.h"
 #include "core/quant/formats.h"
 #include "quant_kernels.h"
+#include "kernels/moe_gemv_args.h"
 
 namespace ts::ocl {
 namespace {
@@ -37,8 +38,10 @@ void expert_gemv(Planner& pl, const MoeExperts& w, const PairView& v, const char
   const int64_t rb = pl.limits().cpu ? std::clamp<int64_t>(32768 / (w.n_cols * g.r), 1, ceil_div(w.n_rows, g.r)) : 1;
   const std::string defines = fmt::format("{} {}{}", g.defines(), expert_defines(pl, w.kind), up ? " -DSILU" : "");
   pl.dispatch(pl.kernel("moe_gemv.cl", "moe_gemv", defines), {ceil_div(w.n_rows, g.r * rb) * g.wg, size_t(v.pairs)},
-              {size_t(g.wg), 1}, pl.buf("a"), pl.buf(weights), pl.buf(up ? up : weights), pl.buf("ids"), pl.buf(out),
-              w.n_rows, w.n_cols, v.ids_off, v.a_off, v.top_k, v.outer, v.inner, rb);
+              {size_t(g.wg), 1},
+              pl.args(pack(MoeGemvArgsIn{.n = w.n_rows, .k = w.n_cols, .ids_off = v.ids_off, .a_off = v.a_off,
+                                         .top_k = v.top_k, .outer = v.outer, .inner = v.inner, .rb_count = rb})),
+              pl.buf("a"), pl.buf(weights), pl.buf(up ? up : weights), pl.buf("ids"), pl.buf(out));
 }
 
 // Column tiles x row tiles x experts. A listed pair is distinct and tpe sums to at most the pair count

@@ -47,7 +47,7 @@ void attend(Planner& pl, const PagedPoolParams& p, const PoolView& pv, const Ite
 Items decode_items(const Planner& pl, const PagedPoolParams& p, int64_t num_seqs, int64_t q_len, const char* lens,
                    int64_t capacity) {
   Items it;
-  it.mode = SeqMode::Lens, it.lens = lens, it.seqs = num_seqs, it.q_len = q_len, it.capacity = capacity;
+  it.mode = SeqMode::LENS, it.lens = lens, it.seqs = num_seqs, it.q_len = q_len, it.capacity = capacity;
   if (q_len == 1) {
     it.run = 1, it.head_rows = 1, it.pos_rows = p.num_heads, it.seq_rows = p.num_heads;
   } else {
@@ -64,10 +64,10 @@ Items decode_items(const Planner& pl, const PagedPoolParams& p, int64_t num_seqs
 Items varlen_items(const Planner& pl, const PagedPoolParams& p, SeqMode mode, int64_t seqs, int64_t total_q,
                    int64_t max_kv_len) {
   Items it;
-  it.mode = mode, it.lens = "cu_seqlens_q", it.second = mode == SeqMode::Fa2 ? "seq_lens" : "pos_offsets";
+  it.mode = mode, it.lens = "cu_seqlens_q", it.second = mode == SeqMode::FA2 ? "seq_lens" : "pos_offsets";
   it.seqs = seqs, it.total_q = total_q, it.capacity = max_kv_len;
-  it.run = mode == SeqMode::Tiles ? 4 : item_positions(pl, p.num_heads / p.num_kv_heads, p.head_dim);
-  if (mode == SeqMode::Tiles) it.tile_seqs = "tile_seqs", it.tile_starts = "tile_starts";
+  it.run = mode == SeqMode::TILES ? 4 : item_positions(pl, p.num_heads / p.num_kv_heads, p.head_dim);
+  if (mode == SeqMode::TILES) it.tile_seqs = "tile_seqs", it.tile_starts = "tile_starts";
   it.head_rows = 1, it.pos_rows = p.num_heads, it.out_rows = total_q * p.num_heads;
   return it;
 }
@@ -83,7 +83,7 @@ void plan_decode(Planner& pl, bool vllm, int64_t q_len, const char* lens, int64_
 template <class P> void plan_varlen(Planner& pl, bool vllm, bool fa2) {
   const auto& p = pl.params<P>();
   attend(pl, p, pool_view(p, vllm, "block_tables"),
-         varlen_items(pl, p, fa2 ? SeqMode::Fa2 : SeqMode::Varlen, p.num_seqs, p.total_q_tokens, p.max_kv_len),
+         varlen_items(pl, p, fa2 ? SeqMode::FA2 : SeqMode::VARLEN, p.num_seqs, p.total_q_tokens, p.max_kv_len),
          p.softmax_scale(), "q", "k_pool", "v_pool", "out", fa2 ? "lse" : "");
 }
 
@@ -117,7 +117,7 @@ void add_paged_attention_ops(PlanTable& t) {
   add_plan(t, ops::paged_varlen_attention_vllm_tiled_q4, [](Planner& pl) {
     const auto& p = pl.params<PagedVarlenTiledParams>();
     attend(pl, p, pool_view(p, true, "block_tables"),
-           varlen_items(pl, p, SeqMode::Tiles, p.num_tiles, p.total_q_tokens, p.max_kv_len), p.softmax_scale());
+           varlen_items(pl, p, SeqMode::TILES, p.num_tiles, p.total_q_tokens, p.max_kv_len), p.softmax_scale());
   });
   add_plan(t, ops::kv_paged_decode_attention, [](Planner& pl) {
     const auto& p = pl.params<KvPagedDecodeParams>();
@@ -126,8 +126,8 @@ void add_paged_attention_ops(PlanTable& t) {
     pool.block_size = p.block_size, pool.max_num_blocks_per_seq = p.num_table, pool.num_blocks = p.num_blocks;
     PoolView pv = pool_view(pool, false, "block_table");
     pv.paging.any_dtype = true;
-    pv.paging.kv_dtype = pl.decl("layer_k").dtype;
-    if (kvq::has_scales(p.kv_dtype)) pv.paging.k_scales = "layer_k_scales", pv.paging.v_scales = "layer_v_scales";
+    pv.paging.kv_dtype = p.kv_dtype;
+    if (has_scales(p.kv_dtype)) pv.paging.k_scales = "layer_k_scales", pv.paging.v_scales = "layer_v_scales";
     // One sequence, its length a parameter: the last of valid_kv_len positions, q [nh, hd].
     flash(pl, {.q = "q", .k1 = "layer_k", .k2 = "layer_k", .v = "layer_v", .out = "output", .kv_lens = "",
                .batch = 1, .nh = p.num_q_heads, .nkv = p.num_kv_heads, .q_len = 1, .kv_len = p.valid_kv_len,

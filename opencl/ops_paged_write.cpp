@@ -8,21 +8,14 @@
 #include "core/ops/kv/kv_quant.h"
 #include "core/ops/paged_params.h"
 #include "core/unsupported.h"
+#include "kernels/kv_append_args.h"
 #include "norm_rope.h"
 
 namespace ts::ocl {
 namespace {
 
-// The build option that makes kernels/kv.h's kv_t and KST a pool of `t`.
-const char* kv_dtype_define(DType t) {
-  switch (t) {
-    case DType::F16: return "-DKV_F16";
-    case DType::BF16: return "-DKV_BF16";
-    case DType::I8: return "-DKV_I8";
-    case DType::F8_E4M3: return "-DKV_F8";
-    default: fail("OpenCL kv_append_paged: no pool element type {}", dtype_name(t));
-  }
-}
+// The build option that makes kernels/kv.h's kv_t and KST a pool of `k`: KV_ and its name.
+std::string kv_dtype_define(KvDtype k) { return fmt::format("-DKV_{}", enum_name(k)); }
 
 // A pool position or sequence index as the kernels' 32-bit value.
 int32_t i32(int64_t v, const char* what) {
@@ -85,15 +78,16 @@ void split_varlen(Planner& pl, bool vllm) {
 void kv_append(Planner& pl) {
   const auto& p = pl.params<KvAppendPagedParams>();
   const size_t g = pl.limits().cpu ? 1 : pl.reduction_group(p.head_dim, 128);
-  const bool scaled = kvq::has_scales(p.kv_dtype);
+  const bool scaled = has_scales(p.kv_dtype);
   const cl_mem none = pl.buf("k_in");  // bound where an F16 / BF16 pool has no scales
   const std::string options =
-      std::string(kv_dtype_define(pl.decl("layer_k").dtype)) + " -cl-fp32-correctly-rounded-divide-sqrt";
+      kv_dtype_define(p.kv_dtype) + " -cl-fp32-correctly-rounded-divide-sqrt";
+  const KvAppendArgsIn args{.cache_len_before = p.cache_len_before, .nkv = p.num_kv_heads, .hd = p.head_dim,
+                             .block_size = p.block_size};
   pl.dispatch(pl.kernel("kv_append.cl", "kv_append", options), {g, size_t(p.tokens * p.num_kv_heads), 2}, {g, 1, 1},
-              pl.buf("k_in"), pl.buf("v_in"), pl.buf("layer_k"), pl.buf("layer_v"),
+              pl.args(pack(args)), pl.buf("k_in"), pl.buf("v_in"), pl.buf("layer_k"), pl.buf("layer_v"),
               scaled ? pl.buf("layer_k_scales") : none, scaled ? pl.buf("layer_v_scales") : none,
-              pl.buf("paged_block_indices"), p.cache_len_before, p.num_kv_heads, p.head_dim, p.block_size,
-              LocalBytes{g * sizeof(float)});
+              pl.buf("paged_block_indices"), LocalBytes{g * sizeof(float)});
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "core/quant/formats.h"
 #include "gemm_tile.h"
 #include "quant_kernels.h"
+#include "kernels/quant_gemv_args.h"
 
 namespace ts::ocl {
 
@@ -85,7 +86,8 @@ void gguf_gemm(Planner& pl, QuantKind kind, cl_mem a, cl_mem w, cl_mem out, int6
   if (m <= 8) {
     const GemvShape g = gemv_shape(pl, kind, m, n_cols);
     pl.dispatch(pl.kernel("gemv_quant.cl", "gemv_quant", fmt::format("-DGM={} {} {}", m, g.defines(), kdefs)),
-                {ceil_div(n_rows, g.r) * g.wg}, {size_t(g.wg)}, a, w, out, n_rows, n_cols, ldo, ocol0);
+                {ceil_div(n_rows, g.r) * g.wg}, {size_t(g.wg)},
+                pl.args(pack(QuantGemvArgsIn{.n = n_rows, .k = n_cols, .ldo = ldo, .ocol0 = ocol0})), a, w, out);
     return;
   }
   dispatch_gemm_tiled(pl, quant_gemm_tile(pl, n_cols), "gemm_quant.cl", kdefs, a, w, out, m, n_rows, n_cols, ldo,

@@ -7,6 +7,7 @@
 
 #include "core/ops/tensor/rope_angle.h"
 #include "core/ops/tensor_params.h"
+#include "kernels/rope_args.h"
 
 namespace ts::ocl {
 namespace {
@@ -23,13 +24,17 @@ void norm_rope(Planner& pl, const NormRope& n, const View& src, const View& dst)
   const int64_t rot = n.rotary_dim ? n.rotary_dim : n.hd;
   const cl_mem any = pl.buf(src.name);  // bound where the variant reads nothing
   const PagedDst* pd = dst.paged;
+  NormRopeArgsIn a;
+  a.src_off = src.off, a.src_tok_stride = src.tok_stride, a.src_head_stride = src.head_stride;
+  a.dst_off = dst.off, a.dst_tok_stride = dst.tok_stride, a.dst_head_stride = dst.head_stride;
+  a.use_positions = n.positions != nullptr, a.pos_offset = n.pos_offset, a.mode = n.mode, a.hd = n.hd;
+  a.rotary_dim = rot, a.eps = n.eps;
+  a.table_width = pd ? pd->table_width : 0, a.block_size = pd ? pd->block_size : 1, a.kx = pd ? pd->x : 1;
   pl.dispatch(pl.kernel("rope.cl", "norm_rope", pd ? fmt::format("-DDST={}", pd->mode) : ""),
-              {g, size_t(n.tokens), size_t(n.heads)}, {g, 1, 1}, pl.buf(src.name), src.off, src.tok_stride,
-              src.head_stride, pl.buf(dst.name), dst.off, dst.tok_stride, dst.head_stride, pl.buf(n.norm_w),
-              pl.buf("cos"), pl.buf("sin"), n.positions ? n.positions : any, int64_t{n.positions != nullptr},
-              n.pos_offset, n.mode, n.hd, rot, n.eps, pd ? pd->pos : any, pd ? pd->seq : any,
-              pd ? pl.buf(pd->tables) : any, pd ? pd->table_width : 0, pd ? pd->block_size : 1, pd ? pd->x : 1,
-              LocalBytes{size_t(n.hd) * sizeof(float)}, LocalBytes{g * sizeof(float)});
+              {g, size_t(n.tokens), size_t(n.heads)}, {g, 1, 1}, pl.args(pack(a)), pl.buf(src.name),
+              pl.buf(dst.name), pl.buf(n.norm_w), pl.buf("cos"), pl.buf("sin"), n.positions ? n.positions : any,
+              pd ? pd->pos : any, pd ? pd->seq : any, pd ? pl.buf(pd->tables) : any,
+              LocalBytes{size_t(n.hd + int64_t(g)) * sizeof(float)});
 }
 
 // apply_rope_positions / apply_rope_partial: rope.cl's rope_positions, the angle table of

@@ -1,5 +1,7 @@
 #include "plan.h"
 
+#include "kernels/args.h"
+
 #include "core/unsupported.h"
 
 #include <algorithm>
@@ -60,6 +62,19 @@ cl_mem Planner::ints(const std::vector<int32_t>& values) {
                        const_cast<int32_t*>(values.data()), &rc));
   CL_CHECK(rc);
   return keep(std::move(m));
+}
+
+cl_mem Planner::constant_bytes(const void* p, size_t n) {
+  cl_int rc = CL_SUCCESS;
+  Mem m(clCreateBuffer(rt_.context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, n, const_cast<void*>(p), &rc));
+  CL_CHECK(rc);
+  return keep(std::move(m));
+}
+
+int32_t arg_i32(int64_t v, const char* field) {
+  supported_only_if(v >= std::numeric_limits<int32_t>::min() && v <= std::numeric_limits<int32_t>::max(),
+                    "OpenCL: kernel argument {} = {} does not fit in 32 bits", field, v);
+  return static_cast<int32_t>(v);
 }
 
 void Planner::set_arg(cl_kernel k, cl_uint i, cl_mem m) { CL_CHECK(clSetKernelArg(k, i, sizeof m, &m)); }

@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/backend.h"
@@ -62,6 +63,12 @@ class Planner {
   // A device buffer holding `values`, built on the host at plan time from the parameters (per-row
   // indices a kernel takes as a table).
   cl_mem ints(const std::vector<int32_t>& values);
+  // A read-only buffer holding an engine's argument struct (kernels/args.h), which its kernel reads
+  // through a __constant pointer.
+  template <class S> cl_mem args(const S& s) {
+    static_assert(std::is_trivially_copyable_v<S>);
+    return constant_bytes(&s, sizeof s);
+  }
 
   // A work-group size for a 1-D reduction over `n` elements: a power of two within the device limit.
   size_t reduction_group(int64_t n, size_t cap = 256) const;
@@ -74,6 +81,7 @@ class Planner {
   static void set_arg(cl_kernel k, cl_uint i, LocalBytes b);
   void add(Kernel k, std::vector<size_t> global, std::vector<size_t> local);
   cl_mem keep(Mem m);
+  cl_mem constant_bytes(const void* p, size_t n);
 
   Runtime& rt_;
   const Problem& pr_;

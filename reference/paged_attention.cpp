@@ -157,7 +157,7 @@ void paged_batched_decode_attention(const PagedBatchedDecodeParams& p, TensorMap
 }
 
 void kv_paged_decode_attention(const KvPagedDecodeParams& p, TensorMap& t) {
-  const bool scaled = kvq::has_scales(p.kv_dtype);
+  const bool scaled = has_scales(p.kv_dtype);
   const PoolTensors pt{Pool{Layout::Ferrum, p.num_blocks, p.num_kv_heads, p.block_size, p.head_dim, 1}, t.at("layer_k"),
                        t.at("layer_v"), scaled ? &t.at("layer_k_scales") : nullptr,
                        scaled ? &t.at("layer_v_scales") : nullptr};

@@ -76,7 +76,7 @@ void split_qkv_norm_rope_into_paged_cache_varlen_vllm(const PagedSplitVarlenPara
 void kv_append_paged(const KvAppendPagedParams& p, TensorMap& t) {
   const Pool pool{Layout::Ferrum, p.num_blocks, p.num_kv_heads, p.block_size, p.head_dim, 1};
   const paged::SeqBlocks blocks{t.at("paged_block_indices").as<uint32_t>(), p.block_size};
-  const bool scaled = kvq::has_scales(p.kv_dtype);
+  const bool scaled = has_scales(p.kv_dtype);
   for (const char* side : {"k", "v"}) {
     const float* x = t.at(fmt::format("{}_in", side)).as<float>();
     Tensor& elems = t.at(fmt::format("layer_{}", side));

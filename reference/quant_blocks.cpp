@@ -24,6 +24,11 @@ namespace ts::quant {
 
 namespace {
 
+// Each kind's block bytes (core/kinds.inc), by which the row loops step.
+constexpr int64_t kBytesQ4_0 = kind_row(QuantKind::Q4_0).block_bytes, kBytesQ4_1 = kind_row(QuantKind::Q4_1).block_bytes,
+                  kBytesQ8_0 = kind_row(QuantKind::Q8_0).block_bytes, kBytesQ4_K = kind_row(QuantKind::Q4_K).block_bytes,
+                  kBytesQ5_K = kind_row(QuantKind::Q5_K).block_bytes, kBytesQ6_K = kind_row(QuantKind::Q6_K).block_bytes;
+
 // --- shared pieces -------------------------------------------------------------------------------
 
 float load_f16(const uint8_t* p) { return f16_to_f32(static_cast<uint16_t>(p[0] | (p[1] << 8))); }
@@ -209,7 +214,7 @@ float make_qkx2_quants(int n, int nmax, const float* x, const float* weights, ui
 // for j < 16 and in the high nibble of qs[j - 16] for j >= 16. --------------------------------------
 
 void dequantize_q4_0(const uint8_t* y, float* out, int64_t n) {
-  for (int64_t b = 0; b < n / kQK; ++b, y += 18, out += kQK) {
+  for (int64_t b = 0; b < n / kQK; ++b, y += kBytesQ4_0, out += kQK) {
     const float d = load_f16(y);
     const uint8_t* qs = y + 2;
     for (int j = 0; j < 16; ++j) {
@@ -220,7 +225,7 @@ void dequantize_q4_0(const uint8_t* y, float* out, int64_t n) {
 }
 
 void quantize_q4_0(const float* x, uint8_t* y, int64_t n) {
-  for (int64_t b = 0; b < n / kQK; ++b, x += kQK, y += 18) {
+  for (int64_t b = 0; b < n / kQK; ++b, x += kQK, y += kBytesQ4_0) {
     // The value of largest magnitude (the first, on a tie) becomes level 0, i.e. -8 * d: its sign
     // decides the sign of d, so the other end of the range gets the 8th level that 4 bits leave over.
     float amax = 0, max = 0;
@@ -247,7 +252,7 @@ void quantize_q4_0(const float* x, uint8_t* y, int64_t n) {
 // --- Q4_1: {d f16, m f16, qs[16]}; value j is d * q_j + m, nibbles as Q4_0. ----------------------
 
 void dequantize_q4_1(const uint8_t* y, float* out, int64_t n) {
-  for (int64_t b = 0; b < n / kQK; ++b, y += 20, out += kQK) {
+  for (int64_t b = 0; b < n / kQK; ++b, y += kBytesQ4_1, out += kQK) {
     const float d = load_f16(y);
     const float m = load_f16(y + 2);
     const uint8_t* qs = y + 4;
@@ -259,7 +264,7 @@ void dequantize_q4_1(const uint8_t* y, float* out, int64_t n) {
 }
 
 void quantize_q4_1(const float* x, uint8_t* y, int64_t n) {
-  for (int64_t b = 0; b < n / kQK; ++b, x += kQK, y += 20) {
+  for (int64_t b = 0; b < n / kQK; ++b, x += kQK, y += kBytesQ4_1) {
     float min = std::numeric_limits<float>::max();
     float max = -std::numeric_limits<float>::max();
     for (int j = 0; j < kQK; ++j) {
@@ -284,14 +289,14 @@ void quantize_q4_1(const float* x, uint8_t* y, int64_t n) {
 // --- Q8_0: {d f16, qs[32] int8}; value j is d * qs[j]. -------------------------------------------
 
 void dequantize_q8_0(const uint8_t* y, float* out, int64_t n) {
-  for (int64_t b = 0; b < n / kQK; ++b, y += 34, out += kQK) {
+  for (int64_t b = 0; b < n / kQK; ++b, y += kBytesQ8_0, out += kQK) {
     const float d = load_f16(y);
     for (int j = 0; j < kQK; ++j) out[j] = static_cast<float>(static_cast<int8_t>(y[2 + j])) * d;
   }
 }
 
 void quantize_q8_0(const float* x, uint8_t* y, int64_t n) {
-  for (int64_t b = 0; b < n / kQK; ++b, x += kQK, y += 34) {
+  for (int64_t b = 0; b < n / kQK; ++b, x += kQK, y += kBytesQ8_0) {
     float amax = 0;
     for (int j = 0; j < kQK; ++j) amax = std::max(amax, std::fabs(x[j]));
     const float d = amax / 127;
@@ -307,7 +312,7 @@ void quantize_q8_0(const float* x, uint8_t* y, int64_t n) {
 // sub-blocks: the low nibbles sub-block 2k, the high nibbles sub-block 2k+1. --------------------------
 
 void dequantize_q4_k(const uint8_t* y, float* out, int64_t n) {
-  for (int64_t b = 0; b < n / kQK_K; ++b, y += 144) {
+  for (int64_t b = 0; b < n / kQK_K; ++b, y += kBytesQ4_K) {
     const float d = load_f16(y);
     const float dmin = load_f16(y + 2);
     const uint8_t* scales = y + 4;
@@ -368,7 +373,7 @@ void quantize_k_scale_min(const float* x, uint8_t* y, int nmax, float rmin, floa
 }
 
 void quantize_q4_k(const float* x, uint8_t* y, int64_t n) {
-  for (int64_t b = 0; b < n / kQK_K; ++b, x += kQK_K, y += 144) {
+  for (int64_t b = 0; b < n / kQK_K; ++b, x += kQK_K, y += kBytesQ4_K) {
     uint8_t L[kQK_K];
     quantize_k_scale_min(x, y, 15, -1.0f, 0.1f, 20, L);
     uint8_t* q = y + 16;
@@ -381,7 +386,7 @@ void quantize_q4_k(const float* x, uint8_t* y, int64_t n) {
 // value l of sub-block s takes bit s of qh[l] as 16. ------------------------------------------------
 
 void dequantize_q5_k(const uint8_t* y, float* out, int64_t n) {
-  for (int64_t b = 0; b < n / kQK_K; ++b, y += 176) {
+  for (int64_t b = 0; b < n / kQK_K; ++b, y += kBytesQ5_K) {
     const float d = load_f16(y);
     const float dmin = load_f16(y + 2);
     const uint8_t* scales = y + 4;
@@ -401,7 +406,7 @@ void dequantize_q5_k(const uint8_t* y, float* out, int64_t n) {
 }
 
 void quantize_q5_k(const float* x, uint8_t* y, int64_t n) {
-  for (int64_t b = 0; b < n / kQK_K; ++b, x += kQK_K, y += 176) {
+  for (int64_t b = 0; b < n / kQK_K; ++b, x += kQK_K, y += kBytesQ5_K) {
     uint8_t L[kQK_K];
     quantize_k_scale_min(x, y, 31, -0.5f, 0.1f, 15, L);
     uint8_t* qh = y + 16;
@@ -431,7 +436,7 @@ void quantize_q5_k(const float* x, uint8_t* y, int64_t n) {
 // l+32, l+64, l+96 in bit pairs 0, 2, 4, 6. ------------------------------------------------------------
 
 void dequantize_q6_k(const uint8_t* y, float* out, int64_t n) {
-  for (int64_t b = 0; b < n / kQK_K; ++b, y += 210) {
+  for (int64_t b = 0; b < n / kQK_K; ++b, y += kBytesQ6_K) {
     const float d = load_f16(y + 208);
     const uint8_t* ql = y;
     const uint8_t* qh = y + 128;
@@ -452,7 +457,7 @@ void dequantize_q6_k(const uint8_t* y, float* out, int64_t n) {
 }
 
 void quantize_q6_k(const float* x, uint8_t* y, int64_t n) {
-  for (int64_t b = 0; b < n / kQK_K; ++b, x += kQK_K, y += 210) {
+  for (int64_t b = 0; b < n / kQK_K; ++b, x += kQK_K, y += kBytesQ6_K) {
     int8_t L[kQK_K];
     float scales[16];
     // Per sub-block a signed scale; the block's d maps the one of largest magnitude to -128.
@@ -466,7 +471,7 @@ void quantize_q6_k(const float* x, uint8_t* y, int64_t n) {
       }
     }
     if (max_abs_scale < kGroupMaxEps) {  // an all-zero block: every byte zero, d included
-      std::memset(y, 0, 210);
+      std::memset(y, 0, kBytesQ6_K);
       continue;
     }
     const float iscale = -128.0f / max_scale;
@@ -494,15 +499,20 @@ void quantize_q6_k(const float* x, uint8_t* y, int64_t n) {
   }
 }
 
-// The table: one row per GGUF block kind.
+// The table: one row per GGUF block kind, its sizes and scale offsets from core/kinds.inc.
+constexpr Format row_format(QuantKind k, DequantizeRowFn dequantize, QuantizeRowFn quantize) {
+  const QuantKindRow& r = kind_row(k);
+  return {k, r.block_elems, r.block_bytes, dequantize, quantize, {r.d, r.m}};
+}
 constexpr Format kFormats[] = {
-    {QuantKind::Q4_0, kQK, 18, dequantize_q4_0, quantize_q4_0, {0, -1}},
-    {QuantKind::Q4_1, kQK, 20, dequantize_q4_1, quantize_q4_1, {0, 2}},
-    {QuantKind::Q8_0, kQK, 34, dequantize_q8_0, quantize_q8_0, {0, -1}},
-    {QuantKind::Q4_K, kQK_K, 144, dequantize_q4_k, quantize_q4_k, {0, 2}},
-    {QuantKind::Q5_K, kQK_K, 176, dequantize_q5_k, quantize_q5_k, {0, 2}},
-    {QuantKind::Q6_K, kQK_K, 210, dequantize_q6_k, quantize_q6_k, {208, -1}},
+    row_format(QuantKind::Q4_0, dequantize_q4_0, quantize_q4_0),
+    row_format(QuantKind::Q4_1, dequantize_q4_1, quantize_q4_1),
+    row_format(QuantKind::Q8_0, dequantize_q8_0, quantize_q8_0),
+    row_format(QuantKind::Q4_K, dequantize_q4_k, quantize_q4_k),
+    row_format(QuantKind::Q5_K, dequantize_q5_k, quantize_q5_k),
+    row_format(QuantKind::Q6_K, dequantize_q6_k, quantize_q6_k),
 };
+static_assert(std::size(kFormats) == TS_QUANT_FIRST_PLAIN, "a GGUF block kind of core/kinds.inc without its functions");
 
 }  // namespace
 

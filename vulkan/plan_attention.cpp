@@ -2,6 +2,8 @@
 // mla_attention, flash_attention_batched_per_cache, gqa_attention.
 #include "vulkan/plan_attention.h"
 
+#include "vulkan/shaders/attention_push.glsl"
+
 #include <bit>
 #include <cmath>
 
@@ -60,14 +62,14 @@ std::vector<Dispatch> attn(const Target& tg, const Attn& a, bool mla) {
   // sum ceil(group n_s / rows) <= (group total_q + batch (rows - 1)) / rows, and a block holds a row.
   // That is the longest step's grid plus at most a block per sequence, never the longest sequence's
   // blocks for every sequence; the shader finds each block's sequence from cu_seqlens_q.
-  const bool ragged = a.seqs == Seqs::Varlen || a.seqs == Seqs::Fa2;
+  const bool ragged = a.seqs == Seqs::VARLEN || a.seqs == Seqs::FA2;
   int64_t nrows = group * a.q_len, blocks = ceil_div(nrows, rows), zs = a.batch;
   if (ragged) {
     const int64_t all = group * a.total_q;
     nrows = 0, zs = 1, blocks = std::min(all, (all + a.batch * (rows - 1)) / rows);
   }
   if (blocks == 0) return {};  // no query row: nothing to write
-  const bool lens = a.seqs != Seqs::Uniform || !a.kv_lens.empty();
+  const bool lens = a.seqs != Seqs::UNIFORM || !a.kv_lens.empty();
   const int64_t keys = lens ? a.capacity : a.kv_len;
   supported_only_if(keys <= 0xffffffffll, "vulkan attention: up to {} keys, past the kernels' 32-bit key indices", keys);
   const Split sp = key_split(blocks * a.nkv * zs, keys, tg);
@@ -88,13 +90,16 @@ std::vector<Dispatch> attn(const Target& tg, const Attn& a, bool mla) {
           "maxStorageBufferRange ({})", bytes, tg.max_range);
     d.bindings[6] = Binding::scratch_buffer("attention.pieces", bytes);
   }
-  d.push = Push()
-               .u(a.q_len).u(a.kv_len).u(a.pos_offset).u(a.nh).u(a.nkv).u(group).u(a.dqk).u(a.dk1).u(a.dv)
-               .u(a.causal ? 1 : 0).u(a.window).u(a.k1_hs).u(a.k2_hs).u(a.v_hs).f(a.scale).u(a.q_off).u(a.o_off)
-               .u(a.kv_len_index).u(sp.piece_keys).u(sp.pieces).u(a.block_size).u(a.width).u(nrows).u(a.total_q)
-               .u(static_cast<uint32_t>(a.addr)).u(static_cast<uint32_t>(a.seqs)).u(x_shift)
-               .u(static_cast<uint32_t>(a.kind)).u(a.batch)
-               .words();
+  AttnPushIn pc;
+  pc.q_len = a.q_len, pc.kv_len = a.kv_len, pc.pos_offset = a.pos_offset, pc.nh = a.nh, pc.nkv = a.nkv;
+  pc.group = group, pc.dqk = a.dqk, pc.dk1 = a.dk1, pc.dv = a.dv, pc.causal = a.causal ? 1 : 0, pc.window = a.window;
+  pc.k1_hs = a.k1_hs, pc.k2_hs = a.k2_hs, pc.v_hs = a.v_hs, pc.scale = a.scale;
+  pc.q_off = a.q_off, pc.o_off = a.o_off, pc.kv_len_index = a.kv_len_index;
+  pc.piece_keys = sp.piece_keys, pc.npieces = sp.pieces, pc.block_size = a.block_size, pc.width = a.width;
+  pc.rows_cap = nrows, pc.total_q = a.total_q, pc.addr = static_cast<uint32_t>(a.addr);
+  pc.seqs = static_cast<uint32_t>(a.seqs), pc.x_shift = x_shift, pc.kv_kind = static_cast<uint32_t>(a.kind);
+  pc.nseqs = a.batch;
+  d.push = push_words(pc);
   d.groups = {static_cast<uint32_t>(blocks * sp.pieces), static_cast<uint32_t>(a.nkv), static_cast<uint32_t>(zs)};
   check_grid(d, tg);
   std::vector<Dispatch> out{d};

@@ -12,20 +12,8 @@ namespace ts::vk {
 
 inline constexpr uint32_t kNoIndex = 0xffffffffu;
 
-// attention.comp's modes (push constants; their values as the shader names them).
-enum class KvAddr : uint32_t { Affine = 0, Ferrum = 1, Vllm = 2 };
-enum class Seqs : uint32_t { Uniform = 0, Lens = 1, Varlen = 2, Fa2 = 3, Tiles = 4 };
-// A KV pool's element type (attention.comp's and kv_append.comp's KV_KIND).
-enum class KvKind : uint32_t { I8 = 0, F8 = 1, F16 = 2, BF16 = 3 };
-inline KvKind kv_kind(KvDtype k) {
-  switch (k) {
-    case KvDtype::I8: return KvKind::I8;
-    case KvDtype::F8_E4M3: return KvKind::F8;
-    case KvDtype::F16: return KvKind::F16;
-    case KvDtype::BF16: return KvKind::BF16;
-  }
-  fail("vulkan: unknown kv_dtype");
-}
+// attention.comp's modes are core/kinds.h's SeqMode and KvAddr (push constants), its pool kinds KvDtype.
+using Seqs = SeqMode;
 
 struct Attn {
   std::string q, k1, k2, v, kv_lens, out = "out";
@@ -40,16 +28,16 @@ struct Attn {
   // query rows in all (total_q; the shader finds each sequence's from cu_seqlens_q), their
   // per-sequence tensors: kv_lens = lengths or cu_seqlens_q, seq2 = pos_offsets or seq_lens, the
   // tiles' tile_seqs / tile_starts; lse for Fa2.
-  Seqs seqs = Seqs::Uniform;
+  Seqs seqs = Seqs::UNIFORM;
   std::string seq2, tile_seqs, tile_starts, lse;
   int64_t total_q = 0;
   // Paged K/V: block tables [batch, width] of blocks of block_size slots, vLLM's key interleave x.
-  KvAddr addr = KvAddr::Affine;
+  KvAddr addr = KvAddr::AFFINE;
   std::string tables;
   int64_t block_size = 1, width = 0, x = 1;
   // Pools of packed elements (attn_kv), with their scales for I8 / F8_E4M3.
   bool packed = false;
-  KvKind kind = KvKind::I8;
+  KvDtype kind = KvDtype::I8;
   std::string k_scales, v_scales;
 };
 

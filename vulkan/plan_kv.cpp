@@ -1,23 +1,24 @@
 // kv_append_paged: shaders/kv_append.comp, one dispatch for both pools.
 #include "core/ops/paged_params.h"
 #include "vulkan/plan_attention.h"
+#include "vulkan/shaders/kv_append_push.glsl"
 
 namespace ts::vk {
 
 void add_kv_planners(PlannerTable& t) {
   add_planner(
       t, ops::kv_append_paged,
-      [](const KvAppendPagedParams& p, const Decls& decls, const Target& tg) {
-        const bool scaled = decls.has("layer_k_scales");
+      [](const KvAppendPagedParams& p, const Decls&, const Target& tg) {
+        const bool scaled = has_scales(p.kv_dtype);
         Dispatch d;
         d.shader = tg.variant(Kernel::kv_append);
         d.bindings = {"k_in", "v_in", "layer_k", "layer_v", scaled ? "layer_k_scales" : "k_in",
                       scaled ? "layer_v_scales" : "k_in", "paged_block_indices"};
         const int64_t rows = p.tokens * p.num_kv_heads;
-        d.push = Push()
-                     .u(rows).u(p.num_kv_heads).u(p.head_dim).u(p.block_size).u(p.cache_len_before)
-                     .u(static_cast<uint32_t>(kv_kind(p.kv_dtype)))
-                     .words();
+        KvAppendPushIn pc;
+        pc.rows = rows, pc.nkv = p.num_kv_heads, pc.hd = p.head_dim, pc.block_size = p.block_size;
+        pc.cache_len_before = p.cache_len_before, pc.kv_kind = static_cast<uint32_t>(p.kv_dtype);
+        d.push = push_words(pc);
         d.groups = {groups_for(2 * rows, 1, tg.group_cap), 1, 1};
         return std::vector{d};
       },

@@ -9,6 +9,8 @@
 #include "core/ops/moe_params.h"
 #include "core/quant/formats.h"
 #include "vulkan/plan.h"
+#include "vulkan/shaders/moe_gemv_push.glsl"
+#include "vulkan/shaders/quant_gemm_push.glsl"
 
 namespace ts::vk {
 
@@ -17,7 +19,8 @@ constexpr uint32_t kGemvWg = 64;  // at most moe_gemv.comp's MAX_WG
 constexpr int64_t kGemvRows = 4;  // moe_gemv.comp: NR
 constexpr int64_t kTile = 64;     // gemm_quant.comp: BM
 
-uint32_t kind_spec(QuantKind k) { return static_cast<uint32_t>(k); }  // shaders/experts.glsl numbers them so
+// The shaders number the kinds as QuantKind does: both expand core/kinds.inc (shaders/kinds.glsl).
+uint32_t kind_spec(QuantKind k) { return static_cast<uint32_t>(k); }
 
 // The shaders read a stack as uint words and it need not end on one (GGUF blocks, 16-bit plain rows):
 // the binding covers the last partial word, inside the tensor's trailing guard zone. The whole stack
@@ -48,10 +51,9 @@ std::vector<Dispatch> gemv(const MoeExperts& w, const View& v, const Decls& decl
   d.shader = tg.variant(Kernel::moe_gemv);
   const Binding g = stack(decls, tg, gate);
   d.bindings = {"a", g, up.empty() ? g : stack(decls, tg, up), "ids", out};
-  d.push = Push()
-               .u(v.pairs).u(w.n_rows).u(w.n_cols).u(v.a_off).u(v.ids_off).u(v.top_k).u(v.outer).u(v.inner)
-               .u(w.num_experts)
-               .words();
+  d.push = push_words(MoeGemvPushIn{.pairs = v.pairs, .n_rows = w.n_rows, .n_cols = w.n_cols, .a_off = v.a_off,
+                                    .ids_off = v.ids_off, .top_k = v.top_k, .outer = v.outer, .inner = v.inner,
+                                    .experts = w.num_experts});
   d.spec = {kGemvWg, kind_spec(w.kind), up.empty() ? 0u : 1u};
   d.groups = grid_2d(v.pairs, w.n_rows, kGemvRows, tg);
   return {d};
@@ -64,10 +66,9 @@ std::vector<Dispatch> gemm(const GemmQuantMoeIdParams& p, const Decls& decls, co
   Dispatch d;
   d.shader = tg.variant(Kernel::moe_gemm);
   d.bindings = {"a", stack(decls, tg, "weights"), "out", "ids", "tpe"};
-  d.push = Push()
-               .u(0).u(p.w.n_rows).u(p.w.n_cols).u(p.w.n_rows).u(0)
-               .u(p.w.num_experts).u(p.max_per_expert).u(p.top_k).u(p.ne11)
-               .words();
+  d.push = push_words(QuantGemmPushIn{.m = 0, .n = p.w.n_rows, .k = p.w.n_cols, .ldo = p.w.n_rows, .n_off = 0,
+                                      .experts = p.w.num_experts, .max_per_expert = p.max_per_expert,
+                                      .top_k = p.top_k, .ne11 = p.ne11});
   d.spec = {kind_spec(p.w.kind)};
   const uint32_t gx = ceil_div(p.w.n_rows, kTile);
   check(gx <= tg.max_groups[0], "vulkan: gemm_quant_moe_id needs {} column tiles, above the device's {}", gx,

@@ -20,7 +20,7 @@ Attn pooled(const PagedPoolParams& p, Layout layout, int64_t seqs, const Target&
   Attn a{.q = "q", .k1 = "k_pool", .k2 = "k_pool", .v = "v_pool", .batch = seqs, .nh = p.num_heads,
          .nkv = p.num_kv_heads, .dqk = p.head_dim, .dk1 = p.head_dim, .dv = p.head_dim, .causal = true,
          .scale = p.softmax_scale()};
-  a.addr = layout == Layout::Vllm ? KvAddr::Vllm : KvAddr::Ferrum;
+  a.addr = layout == Layout::Vllm ? KvAddr::VLLM : KvAddr::FERRUM;
   a.tables = "block_tables";
   a.block_size = p.block_size, a.width = p.max_num_blocks_per_seq;
   if (layout == Layout::Vllm) a.x = p.x ? p.x : paged::vllm_x(tg.dtype);
@@ -32,7 +32,7 @@ Attn pooled(const PagedPoolParams& p, Layout layout, int64_t seqs, const Target&
 std::vector<Dispatch> decode(const PagedPoolParams& p, Layout layout, int64_t seqs, int64_t q_len, const char* lens,
                              int64_t capacity, const Target& tg) {
   Attn a = pooled(p, layout, seqs, tg);
-  a.seqs = Seqs::Lens, a.kv_lens = lens, a.q_len = q_len, a.capacity = capacity;
+  a.seqs = Seqs::LENS, a.kv_lens = lens, a.q_len = q_len, a.capacity = capacity;
   return attn(tg, a, false);
 }
 
@@ -40,7 +40,7 @@ std::vector<Dispatch> decode(const PagedPoolParams& p, Layout layout, int64_t se
 // blocks is sized from total_q_tokens and num_seqs, never from the lengths).
 std::vector<Dispatch> varlen(const PagedVarlenParams& p, Layout layout, bool fa2, const Target& tg) {
   Attn a = pooled(p, layout, p.num_seqs, tg);
-  a.seqs = fa2 ? Seqs::Fa2 : Seqs::Varlen, a.kv_lens = "cu_seqlens_q", a.seq2 = fa2 ? "seq_lens" : "pos_offsets";
+  a.seqs = fa2 ? Seqs::FA2 : Seqs::VARLEN, a.kv_lens = "cu_seqlens_q", a.seq2 = fa2 ? "seq_lens" : "pos_offsets";
   a.q_len = 0, a.capacity = p.max_kv_len, a.total_q = p.total_q_tokens;
   if (fa2) a.lse = "lse";
   return attn(tg, a, false);
@@ -109,22 +109,22 @@ void add_paged_planners(PlannerTable& t) {
         // One work group row per tile (grid z): rows the tile list leaves out are never written.
         if (p.num_tiles == 0) return {};
         Attn a = pooled(p, Layout::Vllm, p.num_tiles, tg);
-        a.seqs = Seqs::Tiles, a.kv_lens = "cu_seqlens_q", a.seq2 = "pos_offsets", a.tile_seqs = "tile_seqs";
+        a.seqs = Seqs::TILES, a.kv_lens = "cu_seqlens_q", a.seq2 = "pos_offsets", a.tile_seqs = "tile_seqs";
         a.tile_starts = "tile_starts", a.q_len = 4, a.capacity = p.max_kv_len;
         return attn(tg, a, false);
       },
       fits<PagedVarlenTiledParams>());
   add_planner(
       t, ops::kv_paged_decode_attention,
-      [](const KvPagedDecodeParams& p, const Decls& decls, const Target& tg) {
+      [](const KvPagedDecodeParams& p, const Decls&, const Target& tg) {
         // One sequence (the table's), its pools of packed kv_dtype elements.
         Attn a{.q = "q", .k1 = "layer_k", .k2 = "layer_k", .v = "layer_v", .kv_len = p.valid_kv_len,
                .nh = p.num_q_heads, .nkv = p.num_kv_heads, .dqk = p.head_dim, .dk1 = p.head_dim, .dv = p.head_dim,
                .scale = p.scale};
-        a.out = "output", a.addr = KvAddr::Ferrum, a.tables = "block_table";
+        a.out = "output", a.addr = KvAddr::FERRUM, a.tables = "block_table";
         a.block_size = p.block_size, a.width = p.num_table;
-        a.packed = true, a.kind = kv_kind(p.kv_dtype);
-        if (decls.has("layer_k_scales")) a.k_scales = "layer_k_scales", a.v_scales = "layer_v_scales";
+        a.packed = true, a.kind = p.kv_dtype;
+        if (has_scales(p.kv_dtype)) a.k_scales = "layer_k_scales", a.v_scales = "layer_v_scales";
         return attn(tg, a, false);
       },
       [](const Problem& pr) {

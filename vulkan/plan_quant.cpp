@@ -9,6 +9,8 @@
 #include "core/ops/quant_params.h"
 #include "core/quant/formats.h"
 #include "vulkan/plan.h"
+#include "vulkan/shaders/quant_gemm_push.glsl"
+#include "vulkan/shaders/quant_gemv_push.glsl"
 
 namespace ts::vk {
 
@@ -25,10 +27,7 @@ constexpr int64_t kGptqRows = 8;      // gptq.comp: MR
 // qweight loads in flight: one invocation per column walking all of k streamed 10 GB/s on an H100.
 constexpr uint32_t kGptqSplitCols = 32, kGptqSplitSlices = 8;
 
-// shaders/quant.glsl numbers the kinds as QuantKind does (QK_Q4_0 0 .. QK_Q6_K 5).
-static_assert(static_cast<int>(QuantKind::Q4_0) == 0 && static_cast<int>(QuantKind::Q4_1) == 1 &&
-              static_cast<int>(QuantKind::Q8_0) == 2 && static_cast<int>(QuantKind::Q4_K) == 3 &&
-              static_cast<int>(QuantKind::Q5_K) == 4 && static_cast<int>(QuantKind::Q6_K) == 5);
+// The shaders number the kinds as QuantKind does: both expand core/kinds.inc (shaders/kinds.glsl).
 uint32_t kind_spec(QuantKind k) { return static_cast<uint32_t>(k); }
 
 // The shaders read GGUF bytes as uint words, and a block row need not end on a word: the binding
@@ -50,7 +49,7 @@ void plan_gguf(std::vector<Dispatch>& out, const Target& tg, const std::string& 
   for (auto [n0, nn] : gguf_windows(tg, n_rows, row_bytes)) {
     Dispatch d;
     d.bindings = {"a", Binding(weight, n0 * row_bytes, word_range(nn * row_bytes)), "out"};
-    d.push = Push().u(m).u(nn).u(n_cols).u(ldo).u(col0 + n0).words();
+    d.push = push_words(QuantGemvPushIn{.m = m, .n = nn, .k = n_cols, .ldo = ldo, .n_off = col0 + n0});
     if (m == 1) {
       // Decode: 16-byte chunks, NR rows a group (gemv_quant_m1.comp); binding 3 is the activations as vec4s.
       const GemvShape g = gemv_shape(tg);
@@ -65,6 +64,7 @@ void plan_gguf(std::vector<Dispatch>& out, const Target& tg, const std::string& 
       d.groups = {groups_for(nn, kGemvRows, std::min(tg.group_cap, tg.max_groups[0])), 1, 1};
     } else {
       d.shader = tg.variant(Kernel::gemm_quant);
+      d.push = push_words(QuantGemmPushIn{.m = m, .n = nn, .k = n_cols, .ldo = ldo, .n_off = col0 + n0});
       d.spec = {kind_spec(kind)};
       d.groups = {ceil_div(nn, kTile), ceil_div(m, kTile), 1};
     }

@@ -9,6 +9,7 @@
 #include "core/ops/paged/pool.h"
 #include "core/ops/paged_params.h"
 #include "vulkan/plan.h"
+#include "vulkan/shaders/rope_push.glsl"
 
 namespace ts::vk {
 
@@ -37,12 +38,13 @@ Dispatch rope(const Target& tg, const Rope& r) {
   Dispatch d;
   d.shader = tg.variant(Kernel::rope);
   d.bindings = {r.src, r.dst, r.w, "cos", "sin", or_src(r.positions), or_src(r.tables), or_src(r.cu)};
-  d.push = Push()
-               .u(r.rows).u(r.heads).u(r.hd).u(rot / 2).u(r.mode).f(r.eps)
-               .u(r.so).u(r.s_tok).u(r.dof).u(r.d_head).u(r.d_tok).u(r.pos_offset).u(use_positions)
-               .u(r.num_seqs).u(r.cache_len).u(r.block_size).u(r.width).u(static_cast<uint32_t>(r.dest))
-               .u(std::countr_zero(static_cast<uint64_t>(r.x)))
-               .words();
+  RopePushIn pc;
+  pc.rows = r.rows, pc.heads = r.heads, pc.hd = r.hd, pc.half_rot = rot / 2, pc.mode = r.mode, pc.eps = r.eps;
+  pc.so = r.so, pc.s_tok = r.s_tok, pc.dof = r.dof, pc.d_head = r.d_head, pc.d_tok = r.d_tok;
+  pc.pos_offset = r.pos_offset, pc.use_positions = use_positions, pc.num_seqs = r.num_seqs;
+  pc.cache_len = r.cache_len, pc.block_size = r.block_size, pc.width = r.width;
+  pc.dest = static_cast<uint32_t>(r.dest), pc.x_shift = std::countr_zero(static_cast<uint64_t>(r.x));
+  d.push = push_words(pc);
   d.groups = {groups_for(r.rows * r.heads, 1, tg.group_cap), 1, 1};
   return d;
 }

@@ -1,16 +1,9 @@
 #pragma once
 // The GGUF block formats touchstone implements: one row per kind with its block size in values and in
-// bytes and its reference functions. Everything that needs a block size (validation of row bytes,
-// generators, cost models, backends' planners) reads this table, so a kind is described once.
-//
-// Layouts are exactly ggml's (ggml-common.h), so the bytes of a real GGUF tensor load unchanged:
-//   Q4_0  {d f16, qs[16]}                                  32 values, 18 bytes
-//   Q4_1  {d f16, m f16, qs[16]}                           32 values, 20 bytes
-//   Q8_0  {d f16, qs[32] int8}                             32 values, 34 bytes
-//   Q4_K  {d f16, dmin f16, scales[12], qs[128]}          256 values, 144 bytes
-//   Q5_K  {d f16, dmin f16, scales[12], qh[32], qs[128]}  256 values, 176 bytes
-//   Q6_K  {ql[128], qh[64], scales[16] int8, d f16}       256 values, 210 bytes
-// Multi-byte fields are little-endian, as ggml writes them on every machine it supports.
+// bytes and its reference functions. The sizes and the layouts (ggml's, ggml-common.h, so the bytes of
+// a real GGUF tensor load unchanged) are core/kinds.inc's, the one list the kernels expand too.
+// Everything that needs a block size (validation of row bytes, generators, cost models, backends'
+// planners) reads this table, so a kind is described once.
 // The table and its functions are defined in reference/quant_blocks.cpp, compiled with the
 // reference's flags (no FMA contraction, no fast-math).
 #include <array>
@@ -21,8 +14,9 @@
 
 namespace ts::quant {
 
-inline constexpr int64_t kQK = 32;     // values per block of the legacy kinds (Q4_0, Q4_1, Q8_0)
-inline constexpr int64_t kQK_K = 256;  // values per super-block of the k-quants
+// Values per block of the legacy kinds (Q4_0, Q4_1, Q8_0) and per super-block of the k-quants.
+inline constexpr int64_t kQK = kind_row(QuantKind::Q4_0).block_elems;
+inline constexpr int64_t kQK_K = kind_row(QuantKind::Q4_K).block_elems;
 
 // Dequantizes `n` values (a multiple of the kind's block) from `blocks` into `out`.
 using DequantizeRowFn = void (*)(const uint8_t* blocks, float* out, int64_t n);

@@ -24,10 +24,13 @@
 // [p * piece, (p + 1) * piece) and leaves each row's state (max m, sum l, unnormalised acc) in
 // part_ml / part_acc; flash_combine then merges the pieces of each row into the output.
 // -DLSE: also lse[h * lse_rows + t] = m + log(l) of token-major row t * nh + h.
+// Arguments: the tensors and one local buffer by position, the scalars by name in AttnArgs
+// (attention_args.h, the list the planner packs from), read once per work-item.
 #define vec_t FLOATN(VW)
 #define VL(p, i) VLOADN(VW)(0, (p) + (i))
 #define VS(v, p, i) VSTOREN(VW)((v), 0, (p) + (i))
 #include "kv.h"
+#include "attention_args.h"
 #ifndef PAGED
 #define PAGED 0
 #endif
@@ -76,11 +79,12 @@ inline float hsum(vec_t v) {
 // How work-group z finds its item (attention_engine.h's SeqMode): the plan holds no item table, only
 // how many items the parameters allow at most; each work-group decodes its own from the per-sequence
 // tensors, so a step with new lengths runs on the same plan, and an item past the step's leaves.
-#define SEQ_UNIFORM 0  // batch entry z: q_len positions from pos_offset, kv_len keys (or kv_lens[kv_len_item])
-#define SEQ_LENS 1     // z / per: sequence of kv length lens[s], its q_len positions ending there, by runs
-#define SEQ_VARLEN 2   // the ragged batch's runs in order: rows cu[s] .. cu[s+1] from position second[s]
-#define SEQ_FA2 3      // as SEQ_VARLEN, kv = second[s] and the rows aligned to its end (FlashAttention-2)
-#define SEQ_TILES 4    // tile z: up to `run` rows of sequence tile_seqs[z] from row tile_starts[z]
+// The modes are core/kinds.inc's TS_SEQ_MODES (kinds.h):
+//   SEQ_UNIFORM  batch entry z: q_len positions from pos_offset, kv_len keys (or kv_lens[kv_len_item])
+//   SEQ_LENS     z / per: sequence of kv length lens[s], its q_len positions ending there, by runs
+//   SEQ_VARLEN   the ragged batch's runs in order: rows cu[s] .. cu[s+1] from position second[s]
+//   SEQ_FA2      as SEQ_VARLEN, kv = second[s] and the rows aligned to its end (FlashAttention-2)
+//   SEQ_TILES    tile z: up to `run` rows of sequence tile_seqs[z] from row tile_starts[z]
 
 // Item z of a per-sequence mode: its sequence, first q / out row, positions, first position and kv
 // length; false for an item past the step's (the whole work-group leaves). Rows are token-major
@@ -117,35 +121,39 @@ inline bool item_of(int z, int mode, __global const uint* lens, __global const u
   return false;
 }
 
-__kernel void flash_attn(__global const st_t* q, __global const kv_t* k1, __global const kv_t* k2,
-                         __global const kv_t* v, __global st_t* out, __global const uint* kv_lens, int kv_len_item,
-                         int q_off, int out_off, int nh, int nkv, int q_len, int kv_len, int pos_offset, int causal,
-                         int window, float scale, int dk1, int dk2, int dv, int k1_bs, int k1_hs, int k1_rs, int k2_bs,
-                         int k2_hs, int k2_rs, int v_bs, int v_hs, int v_rs, int bq, int bk, int piece,
-                         __global float* part_acc, __global float* part_ml, __global const uint* second,
-                         __global const uint* tile_seqs, __global const uint* tile_starts, int seq_mode, int nseq,
-                         int run, int seq_rows, int head_rows, int pos_rows, __global const uint* tables,
-                         int table_width, int block_size,
-                         int kb_stride, int vb_stride, int kx, __global const float* k_scales,
-                         __global const float* v_scales, int sb_stride, int s_hs, int kv_kind, int scaled,
-                         __global float* lse, int lse_rows,
-                         __local float* qs, __local float* ks, __local float* vs, __local float* ps,
-                         __local float* st, __local int* range, __local int* kvrow, __local float* kvscl) {
+__kernel void flash_attn(__constant AttnArgs* args, __global const st_t* q, __global const kv_t* k1,
+                         __global const kv_t* k2, __global const kv_t* v, __global st_t* out,
+                         __global const uint* kv_lens, __global float* part, __global const uint* second,
+                         __global const uint* tile_seqs, __global const uint* tile_starts,
+                         __global const uint* tables, __global const float* k_scales,
+                         __global const float* v_scales, __global float* lse, __local float* smem) {
+  TS_ARGS_READ(TS_ATTN_ARGS)
+  __global float* part_acc = part;
+  __global float* part_ml = part + ml_off;
+  const int dk = dk1 + dk2;
+  __local float* qs = smem;
+  __local float* ks = qs + TS_ATTN_PAD(bq * dk);
+  __local float* vs = ks + TS_ATTN_PAD(bk * dk);
+  __local float* ps = vs + TS_ATTN_PAD(bk * dv);
+  __local float* st = ps + TS_ATTN_PAD(bq * bk);
+  __local int* range = (__local int*)(st + TS_ATTN_PAD(3 * bq));
+  __local int* kvrow = range + TS_ATTN_PAD(2 * bq);
+  __local float* kvscl = (__local float*)(kvrow + TS_ATTN_PAD(2 * bk));
   const int lid = get_local_id(0), L = get_local_size(0);
   const int group = nh / nkv, nblk = get_num_groups(1) / nkv;
   const int kvh = get_group_id(1) / nblk, r0 = (get_group_id(1) % nblk) * bq, b = get_group_id(2);
   // This work-group's item: its sequence, first q / out row, positions, first position, kv length.
   // Every work-item of the group decodes the same item, so a group leaves whole (no barrier pending).
-  int seq = b, n = q_len, first = pos_offset;
+  int seq = b, n = q_len, first = pos_offset, kv = kv_len;
   size_t row0 = (size_t)b * nh * q_len;
   if (seq_mode != SEQ_UNIFORM) {
     if (!item_of(b, seq_mode, kv_lens, second, tile_seqs, tile_starts, nseq, q_len, run, seq_rows, pos_rows, &seq,
-                 &row0, &n, &first, &kv_len))
+                 &row0, &n, &first, &kv))
       return;
   } else if (kv_len_item >= 0) {
-    kv_len = (int)kv_lens[kv_len_item];
+    kv = (int)kv_lens[kv_len_item];
   }
-  const int rows = group * n, nr = min(bq, rows - r0), dk = dk1 + dk2;
+  const int rows = group * n, nr = min(bq, rows - r0);
   if (nr <= 0) return;  // a block past a short item's rows: the whole work-group leaves, no barrier pending
   const int ck = dk / VW, cv = dv / VW, ck1 = dk1 / VW;  // row lengths in chunks
   __local float* row_m = st;
@@ -154,10 +162,10 @@ __kernel void flash_attn(__global const st_t* q, __global const kv_t* k1, __glob
 #define ROW(r) (row0 + (size_t)(kvh * group + (r) / n) * head_rows + (size_t)((r) % n) * pos_rows)
 
   // Each row's visible keys [range[2r], range[2r+1]), and those any row of the block sees: [j_lo, j_hi).
-  int j_lo = kv_len, j_hi = 0;
+  int j_lo = kv, j_hi = 0;
   for (int r = 0; r < nr; ++r) {
     int lo, hi;
-    visible_range((r0 + r) % n, kv_len, first, causal, window, &lo, &hi);
+    visible_range((r0 + r) % n, kv, first, causal, window, &lo, &hi);
     if (lid == 0) { range[2 * r] = lo; range[2 * r + 1] = hi; }
     if (lo < hi) { j_lo = min(j_lo, lo); j_hi = max(j_hi, hi); }
   }
@@ -186,6 +194,9 @@ __kernel void flash_attn(__global const st_t* q, __global const kv_t* k1, __glob
   __local int* vrow = kvrow + bk;   // and of its value in v
   __local float* kscl = kvscl;      // its scales (-DSCALED)
   __local float* vscl = kvscl + bk;
+#ifdef SCALED
+  const bool scaled = kv_scaled(kv_kind);
+#endif
 #else
   __global const kv_t* k1h = k1 + (size_t)seq * k1_bs + (size_t)kvh * k1_hs;
   __global const kv_t* k2h = k2 + (size_t)seq * k2_bs + (size_t)kvh * k2_hs;
@@ -334,8 +345,10 @@ __kernel void flash_attn(__global const st_t* q, __global const kv_t* k1, __glob
 // Merges the pieces of each row in key order (fixed, so every run gives the same bits): with M the
 // largest piece max, out = sum_p acc_p * e^(m_p - M) / sum_p l_p * e^(m_p - M); a piece that saw no
 // key has m = -inf and weighs 0. One work-item per (row, chunk of VW output columns).
-__kernel void flash_combine(__global const float* part_acc, __global const float* part_ml, __global st_t* out,
-                            int out_off, int rows, int np, int dv, __global float* lse, int nh, int lse_rows) {
+__kernel void flash_combine(__global const float* part, int ml_off, __global st_t* out, int out_off, int rows,
+                            int np, int dv, __global float* lse, int nh, int lse_rows) {
+  __global const float* part_acc = part;
+  __global const float* part_ml = part + ml_off;
   const int cv = dv / VW, e = get_global_id(0);
   if (e >= rows * cv) return;
   const int o = e / cv, c = e % cv;

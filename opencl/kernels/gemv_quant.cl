@@ -5,10 +5,11 @@
 //   -DGM (= m, at most 8) -DR -DWG (a power of two) -DU (1 or QCHUNKS) -DDQ32 -DQBE -DQBB
 #define NR R
 #include "gemv_core.h"
+#include "quant_gemv_args.h"
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void gemv_quant(__global const st_t* a, __global const uchar* w, __global st_t* out, int n, int k, int ldo,
-                int ocol0) {
+void gemv_quant(__constant QuantGemvArgs* args, __global const st_t* a, __global const uchar* w, __global st_t* out) {
+  TS_ARGS_READ(TS_QUANT_GEMV_ARGS)
   __local float red[GM * R][WG];
   const int lid = get_local_id(0);
   const int n0 = get_group_id(0) * R;

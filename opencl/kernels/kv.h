@@ -3,8 +3,9 @@
 // Loads (the attention engine): KLD(p, i) one element as F32, KLDV(p, i) VW consecutive elements as a
 // vector; codes of I8 and F8_E4M3 pools come back as the code's value (the caller applies the row's
 // scale). Without a define a pool is in the activation dtype (st_t); -DKV_ANY picks it at run time.
-// Stores (kv_append): -DKV_I8 | -DKV_F8 | -DKV_F16 | -DKV_BF16 give kv_t, and KST(p, i, v) for the
-// converted kinds (F16 / BF16 round to nearest even).
+// Stores (kv_append): -DKV_I8 | -DKV_F8_E4M3 | -DKV_F16 | -DKV_BF16 (KV_ and the KvDtype's name) give
+// kv_t, and KST(p, i, v) for the converted kinds (F16 / BF16 round to nearest even).
+#include "kinds.h"
 #define CONVERT_FLOATN(n) CONVERT_FLOATN_(n)
 #define CONVERT_FLOATN_(n) convert_float##n
 #define UINTN(n) UINTN_(n)
@@ -28,21 +29,20 @@
 
 #if defined(KV_I8)
 typedef char kv_t;
-#elif defined(KV_F8)
+#elif defined(KV_F8_E4M3)
 typedef uchar kv_t;
 #elif defined(KV_ANY)
-// The pool's element type chosen at run time by kv_kind (a kernel argument: 0 F32, 1 F16, 2 BF16,
-// 3 I8, 4 F8_E4M3), the branch uniform over the launch: one program per activation dtype serves
-// every pool dtype (each program costs seconds to build on a CPU driver).
+// The pool's element type chosen at run time by kv_kind (an argument: a KV_DTYPE_*, kinds.h), the
+// branch uniform over the launch: one program per activation dtype serves every pool dtype (each
+// program costs seconds to build on a CPU driver).
 typedef uchar kv_t;
 F8_DECODE(1)
 inline float kv_load1(__global const uchar* p, size_t i, int kind) {
   switch (kind) {
-    case 0: return ((__global const float*)p)[i];
-    case 1: return vload_half(i, (__global const half*)p);
-    case 2: return as_float((uint)((__global const ushort*)p)[i] << 16);
-    case 3: return convert_float(((__global const char*)p)[i]);
-    default: return f8_decode1((uint)p[i]);
+    case KV_DTYPE_F16: return vload_half(i, (__global const half*)p);
+    case KV_DTYPE_BF16: return as_float((uint)((__global const ushort*)p)[i] << 16);
+    case KV_DTYPE_I8: return convert_float(((__global const char*)p)[i]);
+    default: return f8_decode1((uint)p[i]);  // KV_DTYPE_F8_E4M3
   }
 }
 #define KLD(p, i) kv_load1((p), (i), kv_kind)
@@ -52,11 +52,10 @@ F8_DECODE(VW)
 #endif
 inline FLOATN(VW) kv_loadv(__global const uchar* p, size_t i, int kind) {
   switch (kind) {
-    case 0: return VLOADN(VW)(0, (__global const float*)p + i);
-    case 1: return VLOADHN(VW)(0, (__global const half*)p + i);
-    case 2: return AS_FLOATN(VW)(CONVERT_UINTN(VW)(VLOADN(VW)(0, (__global const ushort*)p + i)) << 16);
-    case 3: return CONVERT_FLOATN(VW)(VLOADN(VW)(0, (__global const char*)p + i));
-    default: return F8_DECODE_N(VW)(CONVERT_UINTN(VW)(VLOADN(VW)(0, p + i)));
+    case KV_DTYPE_F16: return VLOADHN(VW)(0, (__global const half*)p + i);
+    case KV_DTYPE_BF16: return AS_FLOATN(VW)(CONVERT_UINTN(VW)(VLOADN(VW)(0, (__global const ushort*)p + i)) << 16);
+    case KV_DTYPE_I8: return CONVERT_FLOATN(VW)(VLOADN(VW)(0, (__global const char*)p + i));
+    default: return F8_DECODE_N(VW)(CONVERT_UINTN(VW)(VLOADN(VW)(0, p + i)));  // KV_DTYPE_F8_E4M3
   }
 }
 #define KLDV(p, i) kv_loadv((p), (i), kv_kind)

@@ -5,18 +5,19 @@
 // (the fraction decides, never x + 0.5, which rounds 0.49999997 up), F8_E4M3 to nearest even,
 // saturating at 448; a zero row stores scale 0 and zero codes, a row with a NaN or an Inf the NaN
 // scale and zero codes. Only the row's own slot is written.
-//   -DKV_I8 | -DKV_F8 | -DKV_F16 | -DKV_BF16 (the pool), with -cl-fp32-correctly-rounded-divide-sqrt
+//   -DKV_<KvDtype name> (the pool: kv.h), with -cl-fp32-correctly-rounded-divide-sqrt
 #include "kv.h"
+#include "kv_append_args.h"
 
 #if defined(KV_I8)
-#define QMAX 127.0f
+#define QMAX ((float)KV_DTYPE_I8_CODE_MAX)
 inline char encode(float q) {
   const float t = trunc(q);
   const float r = fabs(q - t) >= 0.5f ? t + copysign(1.0f, q) : t;
   return (char)clamp(r, -127.0f, 127.0f);
 }
-#elif defined(KV_F8)
-#define QMAX 448.0f
+#elif defined(KV_F8_E4M3)
+#define QMAX ((float)KV_DTYPE_F8_E4M3_CODE_MAX)
 // e4m3fn, nearest even: below 2^-6 in units of 2^-9 (8 units is the smallest normal, correctly);
 // above, the F32's exponent and top 3 mantissa bits rounded together (a carry moves the exponent)
 // with the bias moved from 127 to 7; 448 and beyond saturate.
@@ -24,7 +25,7 @@ inline uchar encode(float f) {
   const uint sign = (as_uint(f) >> 24) & 0x80u;
   const float a = fabs(f);
   if (isnan(f)) return (uchar)(sign | 0x7fu);
-  if (a >= 448.0f) return (uchar)(sign | 0x7eu);
+  if (a >= QMAX) return (uchar)(sign | 0x7eu);
   if (a < 0x1p-6f) return (uchar)(sign | (uint)rint(a * 512.0f));
   const uint u = as_uint(a);
   const uint r = (u + 0x7ffffu + ((u >> 20) & 1u)) >> 20;
@@ -32,10 +33,10 @@ inline uchar encode(float f) {
 }
 #endif
 
-__kernel void kv_append(__global const float* k_in, __global const float* v_in, __global kv_t* layer_k,
-                        __global kv_t* layer_v, __global float* k_scales, __global float* v_scales,
-                        __global const uint* indices, int cache_len_before, int nkv, int hd, int block_size,
-                        __local float* red) {
+__kernel void kv_append(__constant KvAppendArgs* args, __global const float* k_in, __global const float* v_in,
+                        __global kv_t* layer_k, __global kv_t* layer_v, __global float* k_scales,
+                        __global float* v_scales, __global const uint* indices, __local float* red) {
+  TS_ARGS_READ(TS_KV_APPEND_ARGS)
   const int lid = get_local_id(0), g = get_local_size(0);
   const int row = get_group_id(1), side = get_group_id(2);
   const int tok = row / nkv, h = row % nkv, pos = cache_len_before + tok;

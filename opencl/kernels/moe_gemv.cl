@@ -16,10 +16,12 @@
 #endif
 #define GM 1
 #include "gemv_core.h"
+#include "moe_gemv_args.h"
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void moe_gemv(__global const st_t* a, __global const uchar* w, __global const uchar* up, __global const int* ids,
-              __global st_t* out, int n, int k, int ids_off, int a_off, int top_k, int outer, int inner, int rb_count) {
+void moe_gemv(__constant MoeGemvArgs* args, __global const st_t* a, __global const uchar* w, __global const uchar* up,
+              __global const int* ids, __global st_t* out) {
+  TS_ARGS_READ(TS_MOE_GEMV_ARGS)
   __local float red[NR][WG];
   const int lid = get_local_id(0), p = get_group_id(1);
   const size_t expert_row0 = (size_t)ids[ids_off + p] * n, row_bytes = ROW_BYTES(k);

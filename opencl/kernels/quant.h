@@ -12,13 +12,14 @@
 // the same bits (the product is exact either way), but contraction is turned off all the same so the
 // decode never depends on the compiler's choice.
 //
-// Blocks are 18, 20, 34, 144, 176 or 210 bytes, so they are read as bytes (vload16 on uchar needs
+// Blocks are 18, 20, 34, 144, 176 or 210 bytes (core/kinds.inc), so they are read as bytes (vload16 on uchar needs
 // byte alignment only). Every f16 field sits at an even offset of an even-sized block, so it is read
 // with vload_half, which OpenCL 1.2 has without cl_khr_fp16.
 //
 // The planner selects one kind per program: -DDQ32=dq32_q4_k -DQBE=256 -DQBB=144 (values and bytes
 // per block), so kernels call DQ32 and QROW_BYTES.
 #pragma OPENCL FP_CONTRACT OFF
+#include "kinds.h"  // QK_<KIND>_BYTES and each field's offset (core/kinds.inc)
 
 #define QROW_BYTES(k) ((size_t)((k) / QBE) * QBB)
 #define QCHUNKS (QBE / 32)  // 32-value chunks per block
@@ -33,28 +34,28 @@ inline uchar16 q_nib4(uchar16 b, int hi) { return (b >> (uchar16)(4 * hi)) & (uc
 
 // Q4_0 {d, qs[16]}: d * (q - 8); value j < 16 in the low nibble of qs[j], j >= 16 in the high nibble.
 inline void dq32_q4_0(__global const uchar* row, int blk, int j, float16* lo, float16* hi) {
-  __global const uchar* b = row + (size_t)blk * 18;
-  const float d = q_f16(b);
-  const uchar16 qs = vload16(0, b + 2);
+  __global const uchar* b = row + (size_t)blk * QK_Q4_0_BYTES;
+  const float d = q_f16(b + QK_Q4_0_D);
+  const uchar16 qs = vload16(0, b + QK_Q4_0_QS);
   *lo = (q_lo4(qs) - 8.0f) * d;
   *hi = (q_hi4(qs) - 8.0f) * d;
 }
 
 // Q4_1 {d, m, qs[16]}: d * q + m, nibbles as Q4_0.
 inline void dq32_q4_1(__global const uchar* row, int blk, int j, float16* lo, float16* hi) {
-  __global const uchar* b = row + (size_t)blk * 20;
-  const float d = q_f16(b), m = q_f16(b + 2);
-  const uchar16 qs = vload16(0, b + 4);
+  __global const uchar* b = row + (size_t)blk * QK_Q4_1_BYTES;
+  const float d = q_f16(b + QK_Q4_1_D), m = q_f16(b + QK_Q4_1_M);
+  const uchar16 qs = vload16(0, b + QK_Q4_1_QS);
   *lo = q_lo4(qs) * d + m;
   *hi = q_hi4(qs) * d + m;
 }
 
 // Q8_0 {d, qs[32] int8}: d * q.
 inline void dq32_q8_0(__global const uchar* row, int blk, int j, float16* lo, float16* hi) {
-  __global const uchar* b = row + (size_t)blk * 34;
-  const float d = q_f16(b);
-  *lo = convert_float16(as_char16(vload16(0, b + 2))) * d;
-  *hi = convert_float16(as_char16(vload16(0, b + 18))) * d;
+  __global const uchar* b = row + (size_t)blk * QK_Q8_0_BYTES;
+  const float d = q_f16(b + QK_Q8_0_D);
+  *lo = convert_float16(as_char16(vload16(0, b + QK_Q8_0_QS))) * d;
+  *hi = convert_float16(as_char16(vload16(0, b + QK_Q8_0_QS + 16))) * d;
 }
 
 // The 6-bit scale and min of sub-block j (of 8) of a Q4_K / Q5_K block (ggml's get_scale_min_k4):
@@ -73,11 +74,11 @@ inline void q_scale_min_k4(int j, __global const uchar* s, float* sc, float* m) 
 // Q4_K {d, dmin, scales[12], qs[128]}: sub-block j is d*sc_j * q - dmin*m_j; bytes 32*(j/2) .. of qs
 // hold sub-block j in their low (j even) or high (j odd) nibbles.
 inline void dq32_q4_k(__global const uchar* row, int blk, int j, float16* lo, float16* hi) {
-  __global const uchar* b = row + (size_t)blk * 144;
+  __global const uchar* b = row + (size_t)blk * QK_Q4_K_BYTES;
   float sc, mn;
-  q_scale_min_k4(j, b + 4, &sc, &mn);
-  const float d1 = q_f16(b) * sc, m1 = q_f16(b + 2) * mn;
-  __global const uchar* q = b + 16 + 32 * (j / 2);
+  q_scale_min_k4(j, b + QK_Q4_K_SCALES, &sc, &mn);
+  const float d1 = q_f16(b + QK_Q4_K_D) * sc, m1 = q_f16(b + QK_Q4_K_M) * mn;
+  __global const uchar* q = b + QK_Q4_K_QS + 32 * (j / 2);
   const uchar16 q0 = vload16(0, q), q1 = vload16(1, q);
   const float16 v0 = convert_float16(q_nib4(q0, j & 1)), v1 = convert_float16(q_nib4(q1, j & 1));
   *lo = d1 * v0 - m1;
@@ -86,14 +87,14 @@ inline void dq32_q4_k(__global const uchar* row, int blk, int j, float16* lo, fl
 
 // Q5_K {d, dmin, scales[12], qh[32], qs[128]}: as Q4_K with a fifth bit, bit j of qh[l], worth 16.
 inline void dq32_q5_k(__global const uchar* row, int blk, int j, float16* lo, float16* hi) {
-  __global const uchar* b = row + (size_t)blk * 176;
+  __global const uchar* b = row + (size_t)blk * QK_Q5_K_BYTES;
   float sc, mn;
-  q_scale_min_k4(j, b + 4, &sc, &mn);
-  const float d1 = q_f16(b) * sc, m1 = q_f16(b + 2) * mn;
-  __global const uchar* q = b + 48 + 32 * (j / 2);
+  q_scale_min_k4(j, b + QK_Q5_K_SCALES, &sc, &mn);
+  const float d1 = q_f16(b + QK_Q5_K_D) * sc, m1 = q_f16(b + QK_Q5_K_M) * mn;
+  __global const uchar* q = b + QK_Q5_K_QS + 32 * (j / 2);
   const uchar16 q0 = vload16(0, q), q1 = vload16(1, q);
-  const uchar16 h0 = (vload16(0, b + 16) >> (uchar16)(j)) & (uchar16)(1);
-  const uchar16 h1 = (vload16(1, b + 16) >> (uchar16)(j)) & (uchar16)(1);
+  const uchar16 h0 = (vload16(0, b + QK_Q5_K_QH) >> (uchar16)(j)) & (uchar16)(1);
+  const uchar16 h1 = (vload16(1, b + QK_Q5_K_QH) >> (uchar16)(j)) & (uchar16)(1);
   const float16 v0 = convert_float16(q_nib4(q0, j & 1) | (h0 << (uchar16)(4)));
   const float16 v1 = convert_float16(q_nib4(q1, j & 1) | (h1 << (uchar16)(4)));
   *lo = d1 * v0 - m1;
@@ -104,12 +105,12 @@ inline void dq32_q5_k(__global const uchar* row, int blk, int j, float16* lo, fl
 // the low (t < 2) or high nibbles of ql[32*(t&1) + l] and bits 2t, 2t+1 of qh[l], minus 32, times
 // d * scales[2t + l/16] of that half.
 inline void dq32_q6_k(__global const uchar* row, int blk, int j, float16* lo, float16* hi) {
-  __global const uchar* b = row + (size_t)blk * 210;
+  __global const uchar* b = row + (size_t)blk * QK_Q6_K_BYTES;
   const int h = j / 4, t = j % 4;
-  __global const uchar* ql = b + 64 * h + 32 * (t & 1);
-  __global const uchar* qh = b + 128 + 32 * h;
-  __global const char* sc = (__global const char*)(b + 192 + 8 * h + 2 * t);
-  const float d = q_f16(b + 208);
+  __global const uchar* ql = b + QK_Q6_K_QS + 64 * h + 32 * (t & 1);
+  __global const uchar* qh = b + QK_Q6_K_QH + 32 * h;
+  __global const char* sc = (__global const char*)(b + QK_Q6_K_SCALES + 8 * h + 2 * t);
+  const float d = q_f16(b + QK_Q6_K_D);
   const uchar16 l0 = vload16(0, ql), l1 = vload16(1, ql);
   const uchar16 h0 = (vload16(0, qh) >> (uchar16)(2 * t)) & (uchar16)(3);
   const uchar16 h1 = (vload16(1, qh) >> (uchar16)(2 * t)) & (uchar16)(3);

@@ -8,16 +8,19 @@
 // sequence dst_seq[t], slot pos % block_size of block tables[seq][pos / block_size] (blocks
 // dst_tok_stride elements apart, kv heads dst_head_stride apart within a block), as 1 a ferrum row,
 // 2 vLLM's key (groups of kx channels, block_size * kx apart) or 3 vLLM's value (channel-major).
+#include "rope_args.h"
 #ifndef DST
 #define DST 0
 #endif
-__kernel void norm_rope(__global const st_t* src, int src_off, int src_tok_stride, int src_head_stride,
-                        __global st_t* dst, int dst_off, int dst_tok_stride, int dst_head_stride,
+// Scalars by name in NormRopeArgs (rope_args.h); local memory: the vector (hd floats), then the
+// reduction's (one float per work-item).
+__kernel void norm_rope(__constant NormRopeArgs* args, __global const st_t* src, __global st_t* dst,
                         __global const st_t* norm_w, __global const st_t* cos_t, __global const st_t* sin_t,
-                        __global const uint* positions, int use_positions, int pos_offset, int mode, int hd,
-                        int rotary_dim, float eps, __global const uint* dst_pos, __global const uint* dst_seq,
-                        __global const uint* tables, int table_width, int block_size, int kx, __local float* xs,
-                        __local float* red) {
+                        __global const uint* positions, __global const uint* dst_pos, __global const uint* dst_seq,
+                        __global const uint* tables, __local float* smem) {
+  TS_ARGS_READ(TS_NORM_ROPE_ARGS)
+  __local float* xs = smem;
+  __local float* red = smem + hd;
   const int lid = get_local_id(0), g = get_local_size(0);
   const int t = get_group_id(1), h = get_group_id(2);
   __global const st_t* x = src + src_off + (size_t)t * src_tok_stride + (size_t)h * src_head_stride;

@@ -17,6 +17,7 @@
 // [piece * piece_keys, +piece_keys) and writes its rows' (m, l, acc[dv]) to `part`;
 //   KERNEL_ATTN_COMBINE  one work group per row merges its pieces in key order into out = acc / l.
 #include "dtype.glsl"
+#include "kinds.glsl"
 
 #if defined(KERNEL_ATTN_MLA)
 #define HD_MAX 576
@@ -37,26 +38,20 @@
 // p.addr: where K/V row j of a sequence lives: affine (row j at base + j * stride), or paged through
 // the sequence's block table, in ferrum's layout [blocks, nkv, bs, hd] or vLLM's (key [blocks, nkv,
 // hd / x, bs, x], value [blocks, nkv, hd, bs]; x = 1 << p.x_shift).
-#define ADDR_AFFINE 0u
-#define ADDR_FERRUM 1u
-#define ADDR_VLLM 2u
+// ADDR_AFFINE, ADDR_FERRUM, ADDR_VLLM: core/kinds.inc's TS_KV_ADDRS (kinds.glsl).
 // p.seqs: how work group z finds its sequence: its query rows, the position of its first row and its
-// kv length.
-#define SEQS_UNIFORM 0u  // z = batch: q_len rows from pos_offset, kv_len keys (or kv_lens[kv_len_index])
-#define SEQS_LENS 1u     // z = sequence: q_len rows ending at its kv length lens[z] (decode, prefill)
-#define SEQS_VARLEN 2u   // sequence z: rows cu[z] .. cu[z+1] from position seq2[z], kv = seq2[z] + rows
-#define SEQS_FA2 3u      // as SEQS_VARLEN, kv = seq2[z] and rows aligned to its end (FlashAttention-2)
+// kv length (core/kinds.inc's TS_SEQ_MODES, kinds.glsl):
+//   SEQS_UNIFORM  z = batch: q_len rows from pos_offset, kv_len keys (or kv_lens[kv_len_index])
+//   SEQS_LENS     z = sequence: q_len rows ending at its kv length lens[z] (decode, prefill)
+//   SEQS_VARLEN   sequence z: rows cu[z] .. cu[z+1] from position seq2[z], kv = seq2[z] + rows
+//   SEQS_FA2      as SEQS_VARLEN, kv = seq2[z] and rows aligned to its end (FlashAttention-2)
 // The ragged modes (VARLEN, FA2) run one flat list of row blocks, every sequence's in order, and each
 // work group finds its sequence on the device (ragged_block): the grid is sized from the parameters
 // (the most blocks total_q rows of nseqs sequences can make), never from the lengths, so a plan runs
 // again on new cu_seqlens; a block past the step's leaves at once. Their pieces' states are kept per
 // output row, and the combine runs one work group per (token, head).
-#define SEQS_TILES 4u    // z = tile: up to 4 rows of sequence tile_seqs[z] from row tile_starts[z]
-// p.kv_kind: KERNEL_ATTN_KV's pool elements.
-#define KV_I8 0u
-#define KV_F8 1u
-#define KV_F16 2u
-#define KV_BF16 3u
+//   SEQS_TILES    z = tile: up to 4 rows of sequence tile_seqs[z] from row tile_starts[z]
+// p.kv_kind: KERNEL_ATTN_KV's pool elements, a KV_DTYPE_* (core/kinds.inc's TS_KV_DTYPES).
 
 layout(local_size_x = WG) in;
 BUF_IN(0, q)
@@ -79,18 +74,7 @@ layout(std430, binding = 10) readonly buffer KScale { float k_scales[]; };  // K
 layout(std430, binding = 11) readonly buffer VScale { float v_scales[]; };
 BUF_IDX(12, tile_seqs)    // SEQS_TILES
 BUF_IDX(13, tile_starts)
-layout(push_constant) uniform Push {
-  uint q_len, kv_len, pos_offset, nh, nkv, group, dqk, dk1, dv, causal, window;
-  uint k1_hs, k2_hs, v_hs;  // elements between consecutive (batch, kv head) blocks (affine)
-  float scale;
-  uint q_off, o_off, kv_len_index;
-  uint piece_keys, npieces;  // ~0, 1 without a key split
-  uint block_size, width;    // paged: slots per block, block-table entries per sequence
-  uint rows_cap;             // the most rows a (sequence, kv head) has: group x its most query rows
-  uint total_q;              // SEQS_FA2: lse's row length
-  uint addr, seqs, x_shift, kv_kind;  // the view's modes (above)
-  uint nseqs;                // the ragged modes: sequences (cu_seqlens_q has nseqs + 1 entries)
-} p;
+#include "attention_push.glsl"  // the push block p
 
 #define NEG_INF uintBitsToFloat(0xff800000u)
 #define QNAN uintBitsToFloat(0x7fc00000u)
@@ -226,12 +210,12 @@ shared uint skb[BK], svb[BK];
 shared float sks[BK], svs[BK];
 
 #if defined(KERNEL_ATTN_KV)
-// Element e of a pool of KV_KIND elements packed in 32-bit words.
+// Element e of a pool of p.kv_kind elements packed in 32-bit words.
 float kv_elem(uint w, uint e) {
-  if (p.kv_kind == KV_F16) return unpackHalf2x16(w >> ((e & 1u) * 16u)).x;
-  if (p.kv_kind == KV_BF16) return uintBitsToFloat(((w >> ((e & 1u) * 16u)) & 0xffffu) << 16);
+  if (p.kv_kind == KV_DTYPE_F16) return unpackHalf2x16(w >> ((e & 1u) * 16u)).x;
+  if (p.kv_kind == KV_DTYPE_BF16) return uintBitsToFloat(((w >> ((e & 1u) * 16u)) & 0xffffu) << 16);
   const uint b = (w >> ((e & 3u) * 8u)) & 0xffu;
-  if (p.kv_kind == KV_I8) return float(bitfieldExtract(int(b), 0, 8));  // sign-extends bit 7
+  if (p.kv_kind == KV_DTYPE_I8) return float(bitfieldExtract(int(b), 0, 8));  // sign-extends bit 7
   // F8_E4M3 (fn): no infinities, exponent 15 with mantissa 7 is NaN; subnormals at 2^-9 steps.
   const uint ex = (b >> 3) & 15u, m = b & 7u;
   const float mag = ex == 15u && m == 7u ? uintBitsToFloat(0x7fc00000u)
@@ -239,7 +223,7 @@ float kv_elem(uint w, uint e) {
                                           : ldexp(1.0 + float(m) * 0.125, int(ex) - 7);
   return (b & 0x80u) != 0u ? -mag : mag;
 }
-uint kv_word(uint e) { return p.kv_kind >= KV_F16 ? e >> 1 : e >> 2; }
+uint kv_word(uint e) { return kv_elem_bytes(p.kv_kind) == 2u ? e >> 1 : e >> 2; }
 #define LD_K(jj, e) (kv_elem(k1[kv_word(e)], e) * sks[jj])
 #define LD_V(jj, e) (kv_elem(v[kv_word(e)], e) * svs[jj])
 #else
@@ -266,7 +250,7 @@ void stage_rows(uint t, uint j0, uint j_end, Seq s, uint slot, uint kvh) {
     svb[t] = head * p.dqk * p.block_size + at;
   }
 #if defined(KERNEL_ATTN_KV)
-  if (p.kv_kind <= KV_F8) {
+  if (kv_scaled(p.kv_kind)) {
     sks[t] = k_scales[head * p.block_size + at];
     svs[t] = v_scales[head * p.block_size + at];
   } else {

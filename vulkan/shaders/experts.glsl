@@ -9,12 +9,8 @@
 // any count; a GGUF n_cols is a multiple of its block, itself a multiple of 16).
 #include "quant.glsl"
 
-// The plain kinds, numbered as QuantKind (core/kinds.h) after the GGUF ones.
-#define QK_F32 6u
-#define QK_F16 7u
-#define QK_BF16 8u
-
-bool weight_plain(uint kind) { return kind >= QK_F32; }
+// The plain kinds (QK_F32, QK_F16, QK_BF16) number after every GGUF one (core/kinds.inc).
+bool weight_plain(uint kind) { return kind >= QK_FIRST_PLAIN; }
 
 uint weight_row_base(uint kind, uint row, uint n_cols) {
   return weight_plain(kind) ? row * n_cols : row * quant_row_bytes(kind, n_cols);

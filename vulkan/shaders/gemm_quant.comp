@@ -29,7 +29,7 @@ layout(std430, binding = 1) readonly buffer Buf1 { uint w[]; };
 BUF_OUT(2, o)
 // w may be a window (or one part of a fused weight) of n rows: its outputs are columns
 // n_off .. n_off + n of rows ldo wide. The MoE build: n rows per expert, and the routing below.
-layout(push_constant) uniform Push { uint m, n, k, ldo, n_off, experts, max_per_expert, top_k, ne11; } p;
+#include "quant_gemm_push.glsl"  // the push block p
 #ifdef KERNEL_MOE_GEMM
 BUF_IDX(3, ids)
 BUF_IDX(4, tpe)

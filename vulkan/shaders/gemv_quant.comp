@@ -27,7 +27,7 @@ layout(std430, binding = 1) readonly buffer Buf1 { uint w[]; };
 BUF_OUT(2, o)
 // w may be a window (or one part of a fused weight) of n rows: its outputs are columns
 // n_off .. n_off + n of rows ldo wide.
-layout(push_constant) uniform Push { uint m, n, k, ldo, n_off; } p;
+#include "quant_gemv_push.glsl"  // the push block p
 
 #define QUANT_BUF w
 #include "quant.glsl"

@@ -12,10 +12,7 @@
 #include "reduce.glsl"
 #include "kv_quant.glsl"
 
-#define KV_I8 0u
-#define KV_F8 1u
-#define KV_F16 2u
-#define KV_BF16 3u
+#include "kinds.glsl"
 
 layout(local_size_x = WG) in;
 layout(std430, binding = 0) readonly buffer KIn { float k_in[]; };
@@ -25,23 +22,20 @@ layout(std430, binding = 3) writeonly buffer VPool { uint v_pool[]; };
 layout(std430, binding = 4) writeonly buffer KScale { float k_scales[]; };  // I8 / F8 only
 layout(std430, binding = 5) writeonly buffer VScale { float v_scales[]; };
 BUF_IDX(6, indices)
-layout(push_constant) uniform Push {
-  uint rows, nkv, hd, block_size, cache_len_before;  // rows: tokens x nkv per side
-  uint kv_kind;  // KV_*, a push constant: one pipeline per dtype for every pool kind
-} p;
+#include "kv_append_push.glsl"  // the push block p
 
 // Element x of the row as its code (a byte, or 16 bits for F16 / BF16).
 uint code(float x, float scale) {
-  if (p.kv_kind == KV_F16) return f16_code(x);
-  if (p.kv_kind == KV_BF16) return bf16_bits(x);
+  if (p.kv_kind == KV_DTYPE_F16) return f16_code(x);
+  if (p.kv_kind == KV_DTYPE_BF16) return bf16_bits(x);
   if (scale == 0.0 || floatBitsToUint(scale) == 0x7fc00000u) return 0u;  // zero or non-finite row
   const float q = div_rn(x, scale);
-  return p.kv_kind == KV_I8 ? i8_code(q) : f8_code(q);
+  return p.kv_kind == KV_DTYPE_I8 ? i8_code(q) : f8_code(q);
 }
 
 void main() {
   const uint t = gl_LocalInvocationIndex;
-  const bool bytes = p.kv_kind <= KV_F8;
+  const bool bytes = kv_elem_bytes(p.kv_kind) == 1u;
   const uint per_word = bytes ? 4u : 2u, words = p.hd / per_word;
   for (uint rr = gl_WorkGroupID.x; rr < 2u * p.rows; rr += gl_NumWorkGroups.x) {
     const bool is_v = rr >= p.rows;
@@ -61,7 +55,7 @@ void main() {
       }
       const float amax = wg_max(m);  // uniform: every invocation has it
       scale = floatBitsToUint(amax) == 0x7f800000u ? uintBitsToFloat(0x7fc00000u)
-                                                   : div_rn(amax, p.kv_kind == KV_I8 ? 127.0 : 448.0);
+                                                   : div_rn(amax, kv_code_max(p.kv_kind));
       if (t == 0u) {
         if (is_v) v_scales[at] = scale;
         else k_scales[at] = scale;

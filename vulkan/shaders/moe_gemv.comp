@@ -38,7 +38,7 @@ layout(std430, binding = 1) readonly buffer Buf1 { uint wg_[]; };
 layout(std430, binding = 2) readonly buffer Buf2 { uint wu_[]; };  // the up stack (bound to gate without GATE_UP)
 BUF_IDX(3, ids)
 BUF_OUT(4, o)
-layout(push_constant) uniform Push { uint pairs, n_rows, n_cols, a_off, ids_off, top_k, outer, inner, experts; } p;
+#include "moe_gemv_push.glsl"  // the push block p
 
 // Which stack quant.glsl's word reads come from (a private global: the decoder takes no buffer).
 uint q_stack = 0u;

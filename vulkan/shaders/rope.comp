@@ -24,13 +24,7 @@ BUF_IN(4, sin_t)
 BUF_IDX(5, positions)
 BUF_IDX(6, tables)
 BUF_IDX(7, cu)
-layout(push_constant) uniform Push {
-  uint rows, heads, hd, half_rot, mode;
-  float eps;
-  uint so, s_tok, dof, d_head, d_tok, pos_offset, use_positions;
-  uint num_seqs, cache_len, block_size, width;  // ragged batches and paged destinations
-  uint dest, x_shift;  // DEST_*, vLLM's key interleave x = 1 << x_shift (push constants: one pipeline)
-} p;
+#include "rope_push.glsl"  // the push block p
 
 #define DEST_AFFINE 0u
 #define DEST_FERRUM 1u

@@ -43,7 +43,7 @@ void generate_inputs(const P& p, Tensor& x, Rng& r) {
   const int64_t hd = p.head_dim;
   for (int64_t row = 0; row < p.tokens * p.num_kv_heads; ++row) {
     float* xr = v + row * hd;
-    if (row == 0 && kvq::has_scales(p.kv_dtype)) {
+    if (row == 0 && has_scales(p.kv_dtype)) {
       midpoint_row(p.kv_dtype, xr, hd, r);
     } else if (row == p.num_kv_heads - 1) {
       std::fill(xr, xr + hd, 0.0f);
@@ -124,7 +124,7 @@ const Op& op_kv_append_paged() {
       .tolerance = [](const P&, DType, const TensorMap&) { return Tolerance{0, 0, "defined to the bit: F32 max, divide, round, convert"}; },
       .cost = [](const P& p, DType) {
         const double rows = static_cast<double>(p.tokens * p.num_kv_heads), hd = static_cast<double>(p.head_dim);
-        const double stored = bytes(storage_dtype(p.kv_dtype), hd) + (kvq::has_scales(p.kv_dtype) ? 4 : 0);
+        const double stored = bytes(storage_dtype(p.kv_dtype), hd) + (has_scales(p.kv_dtype) ? 4 : 0);
         return Cost{rows * hd * 2 * 3, 2 * rows * (4 * hd + stored)};
       },
       .cases = cases(),

@@ -88,7 +88,7 @@ const Op& op_kv_paged_decode_attention() {
                                                              scaled ? "layer_k_scales" : "", scaled ? "layer_v_scales" : ""));
       },
       .cost = [](const P& p, DType dt) {
-        const double scale_bytes = kvq::has_scales(p.kv_dtype) ? 4 : 0;
+        const double scale_bytes = has_scales(p.kv_dtype) ? 4 : 0;
         return paged::attention_cost(static_cast<double>(p.num_q_heads * p.valid_kv_len),
                                      static_cast<double>(p.num_kv_heads * p.valid_kv_len), p.head_dim,
                                      storage_dtype(p.kv_dtype), scale_bytes, static_cast<double>(p.num_q_heads), dt);

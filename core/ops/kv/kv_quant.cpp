@@ -5,8 +5,6 @@
 
 namespace ts::kvq {
 
-float qmax(KvDtype k) { return k == KvDtype::I8 ? 127.0f : k == KvDtype::F8_E4M3 ? 448.0f : 0.0f; }
-
 float store_row(KvDtype k, const float* x, int64_t n, Tensor& pool, int64_t first) {
   if (!has_scales(k)) {
     for (int64_t i = 0; i < n; ++i) pool.set(first + i, x[i]);

@@ -11,10 +11,9 @@
 
 namespace ts::kvq {
 
-// I8 and F8_E4M3 carry one F32 scale per (token, kv head); F16 and BF16 hold converted values.
-inline bool has_scales(KvDtype k) { return k == KvDtype::I8 || k == KvDtype::F8_E4M3; }
-// The largest code's magnitude: 127 (I8), 448 (F8_E4M3).
-float qmax(KvDtype k);
+// Whether a pool carries scales is ts::has_scales (core/kinds.h, from core/kinds.inc's list).
+// The largest code's magnitude: 127 (I8), 448 (F8_E4M3), core/kinds.inc's.
+constexpr float qmax(KvDtype k) { return kind_row(k).code_max; }
 
 // The scale of a row that holds a NaN or an Inf (I8, F8_E4M3): the quiet NaN 0x7fc00000, beside codes
 // that are all 0, so every element of the row loads as NaN (0 x NaN). No finite scale can stand for

@@ -90,10 +90,4 @@ Cost cost(double weight_bytes, int64_t m, int64_t n, int64_t k, DType dt) {
   return Cost{2.0 * dm * dn * dk, weight_bytes + bytes(dt, dm * dk + dm * dn)};
 }
 
-const std::vector<QuantKind>& block_kinds() {
-  static const std::vector<QuantKind> k = {QuantKind::Q4_0, QuantKind::Q4_1, QuantKind::Q8_0,
-                                           QuantKind::Q4_K, QuantKind::Q5_K, QuantKind::Q6_K};
-  return k;
-}
-
 }  // namespace ts::quant_gemm

@@ -35,7 +35,4 @@ double awq_max_abs(const AwqParams& p, const TensorMap& in);
 // 2 m n k flops; the weight bytes as given plus the activations and outputs in dtype dt.
 Cost cost(double weight_bytes, int64_t m, int64_t n, int64_t k, DType dt);
 
-// The GGUF block kinds the GEMMs run, in docs/catalog.md's order.
-const std::vector<QuantKind>& block_kinds();
-
 }  // namespace ts::quant_gemm

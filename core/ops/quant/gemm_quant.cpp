@@ -12,7 +12,7 @@ namespace {
 
 std::vector<Preset<GemmQuantParams>> cases() {
   std::vector<Preset<GemmQuantParams>> v;
-  for (QuantKind k : quant_gemm::block_kinds()) {
+  for (QuantKind k : block_kinds()) {
     // Several blocks per row and a count that is no power of two, so a kernel's block loop and its
     // tail are both reached: 5 legacy blocks, 3 super-blocks.
     const int64_t n_cols = quant::block_format(k).block_elems == 32 ? 160 : 768;
@@ -30,7 +30,7 @@ std::vector<Preset<GemmQuantParams>> cases() {
 
 std::vector<Preset<GemmQuantParams>> benches() {
   std::vector<Preset<GemmQuantParams>> v;
-  for (QuantKind k : quant_gemm::block_kinds()) {
+  for (QuantKind k : block_kinds()) {
     // Llama-3-8B's down projection and its transpose shape (gate / up) at decode, and a prefill.
     v.push_back({named(k, "m1_n4096_k14336"), Tier::Full, {k, 1, 4096, 14336}, {DType::F32}});
     v.push_back({named(k, "m1_n14336_k4096"), Tier::Full, {k, 1, 14336, 4096}, {DType::F32}});
