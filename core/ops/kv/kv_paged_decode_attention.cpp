@@ -82,7 +82,7 @@ const Op& op_kv_paged_decode_attention() {
       },
       .reference = ref::kv_paged_decode_attention,
       .tolerance = [](const P& p, DType dt, const TensorMap& in) {
-        const bool scaled = kvq::has_scales(p.kv_dtype);
+        const bool scaled = has_scales(p.kv_dtype);
         return attn::softmax_tolerance(dt, p.head_dim, p.scale, p.valid_kv_len,
                                        attn::pool_magnitudes(in, "q", "layer_k", "layer_v", p.head_dim,
                                                              scaled ? "layer_k_scales" : "", scaled ? "layer_v_scales" : ""));
