@@ -127,20 +127,33 @@ void gemv(const Stack& w, const Stack* up, const Tensor& a, const Sites& sites, 
   const int64_t rows_per_task = std::clamp<int64_t>(kTaskBytes / (stacks * w.row_bytes), 1, w.n_rows);
   const int64_t blocks = (w.n_rows + rows_per_task - 1) / rows_per_task;
   const int64_t groups = static_cast<int64_t>(g.start.size()) - 1;
+  // Each task's rows before they are scattered to their sites: one slice per task of a buffer the
+  // call takes from its own thread's scratch (its size depends on the sites' count, never on which
+  // experts they chose), so a call repeated with new ids allocates nothing, whichever worker runs
+  // which task. Past kPerCallFloats (a large prefill), each worker's own buffer, grown as needed.
+  constexpr int64_t kPerCallFloats = int64_t{4} << 20;
+  const int64_t per_call_floats = stacks * static_cast<int64_t>(g.sites.size()) * w.n_rows;
+  ScratchVector<float> per_call(per_call_floats <= kPerCallFloats ? static_cast<size_t>(per_call_floats) : 0);
   parallel_tasks(groups * blocks, [&](int64_t t) {
     const int64_t gi = t / blocks, r0 = t % blocks * rows_per_task, r1 = std::min(w.n_rows, r0 + rows_per_task);
     const int64_t i0 = g.start[static_cast<size_t>(gi)], n = g.start[static_cast<size_t>(gi) + 1] - i0, len = r1 - r0;
     const int64_t e = g.sites[static_cast<size_t>(i0)].expert;
-    thread_local std::vector<float> buf;  // per thread, reused: no allocation per task
-    buf.resize(static_cast<size_t>(stacks * n * len));
-    acts.rows(w, e, r0, r1, i0, n, buf.data(), len);
-    if (up) acts.rows(*up, e, r0, r1, i0, n, buf.data() + n * len, len);
+    float* buf = nullptr;
+    if (!per_call.empty()) {
+      buf = per_call.data() + stacks * (i0 * w.n_rows + n * r0);  // group gi's region, block r0's part
+    } else {
+      thread_local std::vector<float> own;  // per thread, reused
+      own.resize(static_cast<size_t>(stacks * n * len));
+      buf = own.data();
+    }
+    acts.rows(w, e, r0, r1, i0, n, buf, len);
+    if (up) acts.rows(*up, e, r0, r1, i0, n, buf + n * len, len);
     for (int64_t j = 0; j < n; ++j) {
       float* dst = o + g.sites[static_cast<size_t>(i0 + j)].out_row * w.n_rows + r0;
       if (up)
-        silu_mul_f32(buf.data() + j * len, buf.data() + (n + j) * len, dst, len);
+        silu_mul_f32(buf + j * len, buf + (n + j) * len, dst, len);
       else
-        std::memcpy(dst, buf.data() + j * len, static_cast<size_t>(len) * sizeof(float));
+        std::memcpy(dst, buf + j * len, static_cast<size_t>(len) * sizeof(float));
     }
   });
   store_output(scratch, out);
