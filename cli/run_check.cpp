@@ -84,12 +84,15 @@ int cmd_run(const std::vector<std::string>& argv) {
   Args a(argv, {"backend", "out", "device"}, {});
   const std::string path = single_case_path(a, "run");
   const std::string out = a.require("out");
-  auto [bp, c] = on_every_rank([&] {
+  // Named members rather than a structured binding: the lambdas below capture the case, and clang
+  // before 16 cannot capture a structured binding.
+  Prepared prepared = on_every_rank([&] {
     check_output_path(out, path);
     Backend* b = &available_backend(a);
     return Prepared{b, load_case(path)};
   });
-  Backend& b = *bp;
+  Backend& b = *prepared.b;
+  Case& c = prepared.c;
   TensorMap io = working_set(c);
   run_case(b, c, io);  // a collective's every rank's output gathered (core/collective.h)
   if (world().rank() != 0) return 0;  // rank 0 alone writes
@@ -106,11 +109,12 @@ int cmd_run(const std::vector<std::string>& argv) {
 int cmd_check(const std::vector<std::string>& argv) {
   Args a(argv, {"backend", "device"}, {});
   const std::string path = single_case_path(a, "check");
-  auto [bp, c] = on_every_rank([&] {
+  Prepared prepared = on_every_rank([&] {
     Backend* b = &available_backend(a);
     return Prepared{b, load_case(path)};
   });
-  Backend& b = *bp;
+  Backend& b = *prepared.b;
+  Case& c = prepared.c;
   const std::string against = fill_expected(c);
   // A "no" from supports() and a refusal at plan or launch time read the same.
   const auto refuse = [&](const std::string& reason) {
