@@ -74,7 +74,7 @@ Verdict judge_outputs(const Case& c, const ViewMap& got, Backend* b) {
   Verdict v;
   for (const auto& [name, want] : c.expected) {
     // The backend's own tolerance where it states one (a kernel quantizing its activations), else the op's.
-    const std::optional<Tolerance> own = b ? b->tolerance(c, name) : std::nullopt;
+    const std::optional<Tolerance> own = b ? b->tolerance(c, name, c.tensors) : std::nullopt;
     OutputVerdict o{name, own ? *own : c.op->tolerance(c.params, c.dtype, name, c.tensors), {}};
     const auto it = got.find(name);
     check(it != got.end(), "no output '{}' to compare with expected.{}", name, name);

@@ -60,9 +60,9 @@ Support HostBackend::supports(const Problem& pr) {
   return e->supports ? e->supports(pr) : Support::yes();
 }
 
-std::optional<Tolerance> HostBackend::tolerance(const Problem& pr, const std::string& output) {
+std::optional<Tolerance> HostBackend::tolerance(const Problem& pr, const std::string& output, const TensorMap& inputs) {
   const KernelTable::Entry* e = kernels_.find(pr.op->name());
-  return e && e->tolerance ? e->tolerance(pr, output) : std::nullopt;
+  return e && e->tolerance ? e->tolerance(pr, output, inputs) : std::nullopt;
 }
 
 namespace {

@@ -65,7 +65,10 @@ class Backend {
   // The tolerance this backend's `output` of `pr` is judged by when it differs from the op's: a kernel
   // that trades exactness for speed by design (activations quantized on the fly) states its own bound
   // and its derivation. None: the op's tolerance.
-  virtual std::optional<Tolerance> tolerance(const Problem& /*pr*/, const std::string& /*output*/) { return std::nullopt; }
+  virtual std::optional<Tolerance> tolerance(const Problem& /*pr*/, const std::string& /*output*/,
+                                             const TensorMap& /*inputs*/) {
+    return std::nullopt;
+  }
   // A validated problem this backend supports; `io` holds every declared tensor (outputs allocated)
   // and must outlive the Launch.
   virtual std::unique_ptr<Launch> prepare(const Problem& pr, TensorMap& io) = 0;

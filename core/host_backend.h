@@ -25,7 +25,9 @@ using HostRun = std::function<void()>;
 using HostPrepareFn = std::function<HostRun(const Params&, TensorMap&)>;
 using SupportFn = std::function<Support(const Problem&)>;
 // A kernel's own tolerance for some of its cases (Backend::tolerance); nullopt: the op's.
-using ToleranceFn = std::function<std::optional<Tolerance>(const Problem&, const std::string& output)>;
+// `inputs`: the case's tensors, for a bound that reads the data (the int8 route's activation blocks).
+using ToleranceFn =
+    std::function<std::optional<Tolerance>(const Problem&, const std::string& output, const TensorMap& inputs)>;
 
 class KernelTable {
  public:
@@ -60,7 +62,7 @@ class HostBackend : public Backend {
   std::string name() const override { return name_; }
   Availability availability() override;
   Support supports(const Problem& pr) override;
-  std::optional<Tolerance> tolerance(const Problem& pr, const std::string& output) override;
+  std::optional<Tolerance> tolerance(const Problem& pr, const std::string& output, const TensorMap& inputs) override;
   std::unique_ptr<Launch> prepare(const Problem& pr, TensorMap& io) override;
 
  private:

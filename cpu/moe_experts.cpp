@@ -159,10 +159,17 @@ void gemv(const Stack& w, const Stack* up, const Tensor& a, const Sites& sites, 
   store_output(scratch, out);
 }
 
-std::optional<Tolerance> gemv_tolerance(const MoeExperts& w, int64_t pairs, bool silu, DType out) {
+std::optional<Tolerance> gemv_tolerance(const MoeExperts& w, const Tensor& a, const Sites& sites, bool silu, DType out) {
   if (!quant::format(w.kind)) return std::nullopt;
-  if (!int8_gguf(1, pairs * w.n_rows)) return std::nullopt;
-  Tolerance t = int8_tolerance(k_blocks(w.kind), out);
+  if (!int8_gguf(1, static_cast<int64_t>(sites.size()) * w.n_rows)) return std::nullopt;
+  std::vector<int64_t> rows;
+  for (const Site& s : sites) rows.push_back(s.a_at);
+  std::sort(rows.begin(), rows.end());
+  rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+  const bool k = k_blocks(w.kind);
+  const std::optional<double> ratio = activation_peak_ratio(a, rows, w.n_cols, k ? 256 : 32);
+  if (!ratio) return std::nullopt;
+  Tolerance t = int8_tolerance(*ratio, k ? "256" : "32", out);
   // silu(g) * u of two int8 GEMVs, whose errors (relative mean square eps each, independent: other
   // weights) reach the product as silu'(g) u e_g + silu(g) e_u: an NMSE of
   // eps * (1 + E[silu'(g)^2] var(g) / E[silu(g)^2]); the ratio is at most 1.07 for Gaussian g of any

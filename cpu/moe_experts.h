@@ -45,8 +45,9 @@ struct Site {
 using Sites = ScratchVector<Site>;
 void gemv(const Stack& w, const Stack* up, const Tensor& a, const Sites& sites, Tensor& out);
 
-// gemv's own tolerance for `pairs` pairs (silu: the fused gate + up + SiLU), when it quantizes the
-// activations to int8; nullopt where it is exact and the op's tolerance holds.
-std::optional<Tolerance> gemv_tolerance(const MoeExperts& w, int64_t pairs, bool silu, DType out);
+// gemv's own tolerance for `sites` of activations `a` (silu: the fused gate + up + SiLU), when it
+// quantizes the activations to int8, from the rows the sites read; nullopt where it is exact (too few
+// outputs, a non-finite activation) and the op's tolerance holds.
+std::optional<Tolerance> gemv_tolerance(const MoeExperts& w, const Tensor& a, const Sites& sites, bool silu, DType out);
 
 }  // namespace ts::cpu::moe

@@ -31,9 +31,9 @@ moe::Sites batched(const int32_t* ids, const GemvQuantMoeIdBatchedParams& p) {
 
 // The pairs each expert lists, ids[e, i] for i < tpe[e] only (the slots past tpe[e] are stale and never
 // read); pair t * top_k + s reads a's row t (ne11 1) or row t * top_k + s (ne11 top_k).
-moe::Sites listed(const GemmQuantMoeIdParams& p, TensorMap& t) {
-  const int32_t* ids = tensor(t, "ids").as<int32_t>();
-  const int32_t* tpe = tensor(t, "tpe").as<int32_t>();
+moe::Sites listed(const GemmQuantMoeIdParams& p, const TensorMap& t) {
+  const int32_t* ids = t.at("ids").as<int32_t>();
+  const int32_t* tpe = t.at("tpe").as<int32_t>();
   moe::Sites s;
   for (int64_t e = 0; e < p.w.num_experts; ++e)
     for (int64_t i = 0; i < tpe[e]; ++i) {
@@ -56,18 +56,27 @@ void gemm(const GemmQuantMoeIdParams& p, TensorMap& t) {
   moe::gemv(moe::Stack(p.w, tensor(t, "weights")), nullptr, tensor(t, "a"), listed(p, t), tensor(t, "out"));
 }
 
-// The engine's int8 tolerance, for an op whose parameters P give the expert shape and pair count.
-template <class P> ToleranceFn int8_tolerance(int64_t (*pairs)(const P&), bool silu) {
-  return [pairs, silu](const Problem& pr, const std::string&) {
+// The engine's int8 tolerance, for an op whose parameters P give the expert shape and whose `sites`
+// (the same function its kernel takes them from) give the pairs and the activation rows they read.
+template <class P> ToleranceFn int8_tolerance(moe::Sites (*sites)(const P&, const TensorMap&), bool silu) {
+  return [sites, silu](const Problem& pr, const std::string&, const TensorMap& in) {
     const P& p = pr.params.as<P>();
-    return moe::gemv_tolerance(p.w, pairs(p), silu, pr.dtype);
+    return moe::gemv_tolerance(p.w, in.at("a"), sites(p, in), silu, pr.dtype);
   };
 }
 
-template <class P> int64_t selected(const P& p) { return p.n_selected; }
-int64_t batched_pairs(const GemvQuantMoeIdBatchedParams& p) { return p.m * p.top_k; }
-// At most every pair of the batch is listed; the engine decides on int8 by the pairs it is given.
-int64_t listed_pairs(const GemmQuantMoeIdParams& p) { return p.batch * p.top_k; }
+template <class P> moe::Sites strided_sites(const P& p, const TensorMap& in) {
+  return strided(in.at("ids").as<int32_t>(), p.n_selected, 0, p.src1_stride);
+}
+moe::Sites offset_sites(const GemvQuantMoeIdOffsetParams& p, const TensorMap& in) {
+  return strided(in.at("ids").as<int32_t>() + p.ids_offset, p.n_selected, p.a_offset, p.src1_stride);
+}
+moe::Sites gate_up_sites(const GemvQuantMoeIdGateUpSiluParams& p, const TensorMap& in) {
+  return strided(in.at("ids").as<int32_t>(), p.n_selected, 0, 0);
+}
+moe::Sites batched_sites(const GemvQuantMoeIdBatchedParams& p, const TensorMap& in) {
+  return batched(in.at("ids").as<int32_t>(), p);
+}
 
 }  // namespace
 
@@ -75,35 +84,35 @@ void add_moe_experts(KernelTable& k) {
   k.add(
       ops::gemv_quant_moe_id,
       [](const GemvQuantMoeIdParams& p, TensorMap& t) {
-        gemv(p.w, t, strided(tensor(t, "ids").as<int32_t>(), p.n_selected, 0, p.src1_stride));
+        gemv(p.w, t, strided_sites(p, t));
       },
-      {}, int8_tolerance<GemvQuantMoeIdParams>(selected, false));
+      {}, int8_tolerance<GemvQuantMoeIdParams>(strided_sites<GemvQuantMoeIdParams>, false));
   k.add(
       ops::gemv_quant_moe_id_offset,
       [](const GemvQuantMoeIdOffsetParams& p, TensorMap& t) {
-        gemv(p.w, t, strided(tensor(t, "ids").as<int32_t>() + p.ids_offset, p.n_selected, p.a_offset, p.src1_stride));
+        gemv(p.w, t, offset_sites(p, t));
       },
-      {}, int8_tolerance<GemvQuantMoeIdOffsetParams>(selected, false));
+      {}, int8_tolerance<GemvQuantMoeIdOffsetParams>(offset_sites, false));
   k.add(
       ops::gemv_quant_moe_id_batched,
       [](const GemvQuantMoeIdBatchedParams& p, TensorMap& t) {
-        gemv(p.w, t, batched(tensor(t, "ids").as<int32_t>(), p));
+        gemv(p.w, t, batched_sites(p, t));
       },
-      {}, int8_tolerance<GemvQuantMoeIdBatchedParams>(batched_pairs, false));
+      {}, int8_tolerance<GemvQuantMoeIdBatchedParams>(batched_sites, false));
   k.add(
       ops::gemv_quant_moe_id_gate_up_silu,
       [](const GemvQuantMoeIdGateUpSiluParams& p, TensorMap& t) {
-        gate_up_silu(p.w, t, strided(tensor(t, "ids").as<int32_t>(), p.n_selected, 0, 0));
+        gate_up_silu(p.w, t, gate_up_sites(p, t));
       },
-      {}, int8_tolerance<GemvQuantMoeIdGateUpSiluParams>(selected, true));
+      {}, int8_tolerance<GemvQuantMoeIdGateUpSiluParams>(gate_up_sites, true));
   k.add(
       ops::gemv_quant_moe_id_gate_up_silu_batched,
       [](const GemvQuantMoeIdBatchedParams& p, TensorMap& t) {
-        gate_up_silu(p.w, t, batched(tensor(t, "ids").as<int32_t>(), p));
+        gate_up_silu(p.w, t, batched_sites(p, t));
       },
-      {}, int8_tolerance<GemvQuantMoeIdBatchedParams>(batched_pairs, true));
-  k.add(ops::gemm_quant_moe_id, gemm, {}, int8_tolerance<GemmQuantMoeIdParams>(listed_pairs, false));
-  k.add(ops::gemm_quant_moe_id_indirect, gemm, {}, int8_tolerance<GemmQuantMoeIdParams>(listed_pairs, false));
+      {}, int8_tolerance<GemvQuantMoeIdBatchedParams>(batched_sites, true));
+  k.add(ops::gemm_quant_moe_id, gemm, {}, int8_tolerance<GemmQuantMoeIdParams>(listed, false));
+  k.add(ops::gemm_quant_moe_id_indirect, gemm, {}, int8_tolerance<GemmQuantMoeIdParams>(listed, false));
 }
 
 }  // namespace ts::cpu

@@ -27,7 +27,7 @@ Backend* cpu_or_skip() { return test::available_backend("cpu"); }
 // NMSE tolerance for exactly those cases).
 void expect_int8_pass(Backend& cpu, const Case& c, const std::string& name) {
   const Problem pr = problem_of(*c.op, c.params, c.tensors);
-  const std::optional<Tolerance> tol = cpu.tolerance(pr, "out");
+  const std::optional<Tolerance> tol = cpu.tolerance(pr, "out", c.tensors);
   ASSERT_TRUE(tol && tol->metric == Metric::Nmse) << name << ": not on the int8 path";
   const Verdict v = check_case(cpu, c, true);
   EXPECT_TRUE(v.pass) << name << "\n" << v.describe(true);

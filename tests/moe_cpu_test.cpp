@@ -38,7 +38,7 @@ Tensor expert_gemv(Backend& cpu, const GemvQuantMoeIdParams& p, const TensorMap&
   const size_t expert_bytes = w.nbytes() / static_cast<size_t>(p.w.num_experts);
   std::memcpy(io.at("weight").data(), w.data() + static_cast<size_t>(e) * expert_bytes, expert_bytes);
   run_case(cpu, op, Params::of(gp), io);
-  EXPECT_EQ(cpu.tolerance(make_problem(op, Params::of(gp), dt), "out").value_or(Tolerance{}).metric, Metric::Nmse)
+  EXPECT_EQ(cpu.tolerance(make_problem(op, Params::of(gp), dt), "out", io).value_or(Tolerance{}).metric, Metric::Nmse)
       << "gemm_quant is not on its int8 path";
   return io.at("out");
 }
@@ -56,7 +56,7 @@ TEST(CpuMoe, ExpertGemvIsGemmQuantOfTheExpert) {
       const GemvQuantMoeIdParams p{{kind, 8, 72, cols}, n, stride, (n - 1) * stride + cols};
       const DType dt = seed % 3 == 0 ? DType::BF16 : seed % 3 == 1 ? DType::F32 : DType::F16;
       const Case c = generate_case(op, Params::of(p), dt, seed++);
-      const std::optional<Tolerance> tol = cpu->tolerance(make_problem(op, Params::of(p), dt), "out");
+      const std::optional<Tolerance> tol = cpu->tolerance(make_problem(op, Params::of(p), dt), "out", c.tensors);
       ASSERT_TRUE(tol && tol->metric == Metric::Nmse) << enum_name(kind) << ": not on the int8 path";
       TensorMap io = c.tensors;
       run_case(*cpu, op, Params::of(p), io);
