@@ -35,6 +35,11 @@ CollectiveCall collective_call(const Problem& pr) {
   return call_of(pr.params.as<CollectiveBroadcastParams>(), pr.dtype);
 }
 
+Support device_collective_support(const Problem& pr, std::string_view backend) {
+  const Support s = dtypes_handled(pr, {DType::F32, DType::F16, DType::BF16}, backend);
+  return s.ok ? world_runs(pr) : s;
+}
+
 Support world_runs(const Problem& pr) {
   const CollectiveCall c = collective_call(pr);
   const int w = world().size();

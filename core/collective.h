@@ -5,6 +5,7 @@
 // through host memory around run_host_collective.
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/backend.h"
@@ -32,6 +33,9 @@ CollectiveCall collective_call(const Problem& pr);  // the call_of of its op; an
 // Whether this process's world runs the case: a "no" naming both worlds (the conformance matrix
 // under mpiexec -n 2 skips the cases of other worlds with it).
 Support world_runs(const Problem& pr);
+// A device backend's collective support: the float dtypes its staging copies carry (F32, F16, BF16),
+// then world_runs. `backend` names it in the "no" ("OpenCL collective").
+Support device_collective_support(const Problem& pr, std::string_view backend);
 
 // Before any data moves: the case's world_size must be the communicator's, and every rank must make
 // the same call (op, dtype, len, reduce, src_rank). Otherwise an Error on every rank, naming the

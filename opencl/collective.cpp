@@ -51,10 +51,7 @@ class ClCollectiveLaunch final : public StagedCollectiveLaunch {
 
 }  // namespace
 
-Support collective_support(const Problem& pr) {
-  const Support s = dtypes_handled(pr, {DType::F32, DType::F16, DType::BF16}, "OpenCL collective");
-  return s.ok ? world_runs(pr) : s;
-}
+Support collective_support(const Problem& pr) { return device_collective_support(pr, "OpenCL collective"); }
 
 std::unique_ptr<Launch> prepare_collective(Runtime& rt, const Problem& pr, TensorMap& io) {
   return std::make_unique<ClCollectiveLaunch>(rt, pr, io);

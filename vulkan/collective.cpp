@@ -71,10 +71,7 @@ class VkCollectiveLaunch final : public StagedCollectiveLaunch {
 
 }  // namespace
 
-Support collective_support(const Problem& pr) {
-  const Support s = dtypes_handled(pr, {DType::F32, DType::F16, DType::BF16}, "Vulkan collective");
-  return s.ok ? world_runs(pr) : s;
-}
+Support collective_support(const Problem& pr) { return device_collective_support(pr, "Vulkan collective"); }
 
 std::unique_ptr<Launch> prepare_collective(Context& ctx, const Problem& pr, TensorMap& io) {
   return std::make_unique<VkCollectiveLaunch>(ctx, pr, io);

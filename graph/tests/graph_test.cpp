@@ -134,6 +134,13 @@ TEST(GraphCase, BadCasesAreOneLineErrors) {
 
 // cpu: N steps replayed equal N steps eager bit for bit (outputs and pools), the replay reading each
 // step's position, length and table from the state buffer.
+// A capture window around one eager step: what every replay test records first.
+void capture_one_step(DecodeGraph& g) {
+  g.begin_graph_capture();
+  g.step_eager();
+  g.end_graph_capture();
+}
+
 TEST(GraphReplay, CpuReplayEqualsEagerBitForBit) {
   for (auto [program, kind] : {std::pair{kLlamaDecode, QuantKind::F32}, {kLlamaDecode, QuantKind::Q4_K},
                                {kQwen3MoeDecode, QuantKind::Q4_K}}) {
@@ -160,9 +167,7 @@ TEST(GraphReplay, CpuReplayAllocatesValidatesAndPlansNothing) {
   auto cache = initial_cache(c);
   DecodeGraph g(backend("cpu"), build_program(c.program, c.params, w), cache);
   g.set_decode_state(c.step(0));
-  g.begin_graph_capture();
-  g.step_eager();
-  g.end_graph_capture();
+  capture_one_step(g);
   const DecodeGraph::Counters before = g.counters();
   EXPECT_EQ(before.prepares, g.launches_per_step());
   EXPECT_EQ(before.validations, g.launches_per_step());
@@ -199,9 +204,7 @@ TEST(GraphReplay, ErrorsNeverAStaleRead) {
   bad = words;
   bad[state_layout::kTable] = 5;
   EXPECT_EQ(error_of([&] { g.set_decode_state(bad); }), "llama_decode: state block table entry 0 is 5, the cache has 5 blocks");
-  g.begin_graph_capture();
-  g.step_eager();
-  g.end_graph_capture();
+  capture_one_step(g);
   g.set_decode_state(c.step(1));
   g.replay_last_graph();
   const Tensor first = g.output();
@@ -209,9 +212,7 @@ TEST(GraphReplay, ErrorsNeverAStaleRead) {
   g.reset_graph();
   EXPECT_EQ(error_of([&] { g.replay_last_graph(); }),
             "llama_decode: replay before capture: no step is recorded (begin_graph_capture, a step, end_graph_capture)");
-  g.begin_graph_capture();
-  g.step_eager();
-  g.end_graph_capture();
+  capture_one_step(g);
   g.replay_last_graph();
   EXPECT_TRUE(same_bits(first, g.output()));
   // The cache resized, then freed: the recorded step points into pools that are gone.
@@ -231,9 +232,7 @@ TEST(GraphReplay, GuardZonesAreChecked) {
   auto cache = initial_cache(c);
   DecodeGraph g(backend("cpu"), build_program(c.program, c.params, w), cache);
   g.set_decode_state(c.step(0));
-  g.begin_graph_capture();
-  g.step_eager();
-  g.end_graph_capture();
+  capture_one_step(g);
   g.replay_last_graph();
   g.check_guards();
   Tensor& out = const_cast<Tensor&>(g.output());
