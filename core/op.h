@@ -2,6 +2,7 @@
 // The one description of an op that every part of touchstone reads: the reference, the conformance
 // matrix, the benchmarks, the goldens and the CLI. An op is an OpDef<P> over its parameter struct P
 // (core/params.h); the rest of the code sees it through the type-erased Op interface.
+#include <any>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -95,6 +96,10 @@ template <class P> struct OpDef {
   DerivedTolerance<P> tolerance;
   std::vector<OutputRule<P>> outputs;
   std::function<Cost(const P&, DType)> cost;
+  // The op's engine view, where it rides a shared engine: what its kernels read, computed once from the
+  // parameters (moe::PairView, paged::AttentionView). Every backend reads it through view_of() and
+  // none derives it again; empty for an op with no shared engine.
+  std::function<std::any(const P&)> view;
   std::vector<Preset<P>> cases;    // conformance: edges and small model shapes
   std::vector<Preset<P>> benches;  // benchmark presets: model-sized
 };
@@ -181,6 +186,8 @@ class Op {
   // The outputs with rules of their own (OpDef::outputs), for the catalog's consistency test.
   virtual std::vector<std::string> ruled_outputs() const = 0;
   virtual Cost cost(const Params& p, DType dt) const = 0;
+  // OpDef::view: an empty std::any for an op without one.
+  virtual std::any view(const Params& p) const = 0;
   virtual const std::vector<CaseSpec>& cases() const = 0;
   virtual const std::vector<CaseSpec>& benches() const = 0;
 
@@ -198,6 +205,15 @@ DType case_dtype(const Op& op, const Params& p, const TensorMap& t, const Tensor
 Problem make_problem(const Op& op, const Params& p, DType dt);
 // The problem of a case given its tensors: the activation dtype comes from them.
 Problem problem_of(const Op& op, const Params& p, const TensorMap& t, const TensorMap* expected = nullptr);
+
+// The engine view of a problem's op (OpDef::view) as type V; an Error when the op states none of
+// that type (a backend registered an op on an engine whose view the op does not give).
+template <class V> V view_of(const Problem& pr) {
+  const std::any v = pr.op->view(pr.params);
+  const V* typed = std::any_cast<V>(&v);
+  check(typed != nullptr, "op {} states no {} view", pr.op->name(), v.has_value() ? "matching" : "engine");
+  return *typed;
+}
 
 template <class P> class TypedOp final : public Op {
  public:
@@ -254,6 +270,7 @@ template <class P> class TypedOp final : public Op {
     r->unwritten(p.as<P>(), inputs, expected, mask);
     return mask;
   }
+  std::any view(const Params& p) const override { return d_.view ? d_.view(p.as<P>()) : std::any{}; }
   std::vector<std::string> ruled_outputs() const override {
     std::vector<std::string> n;
     for (const auto& r : d_.outputs) n.push_back(r.output);

@@ -4,6 +4,7 @@
 #include "core/ops/core/attention_common.h"
 #include "core/ops/kv/kv_pool.h"
 #include "core/ops/kv/kv_quant.h"
+#include "core/ops/paged/attention_view.h"
 #include "core/ops/paged_params.h"
 #include "reference/reference.h"
 
@@ -93,6 +94,7 @@ const Op& op_kv_paged_decode_attention() {
                                      static_cast<double>(p.num_kv_heads * p.valid_kv_len), p.head_dim,
                                      storage_dtype(p.kv_dtype), scale_bytes, static_cast<double>(p.num_q_heads), dt);
       },
+      .view = [](const P& p) { return std::any(paged::kv_decode_view(p)); },
       .cases = cases(),
       .benches = benches(),
   });

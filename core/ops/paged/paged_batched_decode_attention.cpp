@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/ops/paged/attention_common.h"
+#include "core/ops/paged/attention_view.h"
 #include "reference/reference.h"
 
 namespace ts {
@@ -71,6 +72,9 @@ const Op& op_paged_batched_decode_attention() {
         for (int64_t len : kv_lens(p)) keys += static_cast<double>(len);
         return paged::cost(p, dt, keys * static_cast<double>(p.num_heads), keys * static_cast<double>(p.num_kv_heads),
                            static_cast<double>(p.num_seqs * p.num_heads));
+      },
+      .view = [](const P& p) {
+        return std::any(paged::decode_view(p, Layout::Ferrum, p.num_seqs, 1, "valid_kv_lens", p.max_kv_len));
       },
       .cases = {
           {"bs16_gqa4_hd128_boundaries", Tier::Smoke, batched(8, 2, 128, 16, {32, 33, 1, 16})},

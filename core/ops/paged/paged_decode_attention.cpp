@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "core/ops/paged/attention_common.h"
+#include "core/ops/paged/attention_view.h"
 #include "reference/reference.h"
 
 namespace ts {
@@ -138,6 +139,11 @@ OpDef<PagedDecodeParams> decode_op(std::string name, Layout layout, std::string 
       .reference = reference,
       .tolerance = [](const P& p, DType dt, const TensorMap& in) { return paged::tolerance(p, dt, max_keys(p), in); },
       .cost = [](const P& p, DType dt) { return decode_cost(p, dt, p.q_len); },
+      // A sequence may fill its table: no parameter bounds its length more tightly.
+      .view = [layout](const P& p) {
+        return std::any(paged::decode_view(p, layout, p.num_seqs, p.q_len, "context_lens",
+                                           p.max_num_blocks_per_seq * p.block_size));
+      },
       .cases = vllm ? paged::per_x(decode_cases()) : decode_cases(),
       .benches = vllm ? paged::per_x(std::vector<Preset<P>>{{"llama3_8b_b8_ctx4096", Tier::Full, llama3_8b(8, 4096)}})
                       : llama3_benches(),
@@ -186,6 +192,11 @@ const Op& op_paged_decode_attention_v2() {
       .reference = ref::paged_decode_attention_v2,
       .tolerance = [](const P& p, DType dt, const TensorMap& in) { return paged::tolerance(p, dt, p.max_seq_len, in); },
       .cost = [](const P& p, DType dt) { return decode_cost(p, dt, 1); },
+      .view = [](const P& p) {
+        paged::AttentionView v = paged::decode_view(p, Layout::Ferrum, p.num_seqs, 1, "context_lens", p.max_seq_len);
+        v.key_partition = 512;
+        return std::any(v);
+      },
       .cases = [] {
         // v1's decode presets, with contexts across several partitions of 512 added.
         std::vector<Preset<P>> c;

@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "core/ops/paged/attention_common.h"
+#include "core/ops/paged/attention_view.h"
 #include "reference/reference.h"
 
 namespace ts {
@@ -171,6 +172,9 @@ OpDef<PagedVarlenParams> varlen_op(std::string name, Layout layout, Align a, std
       .reference = reference,
       .tolerance = [](const P& p, DType dt, const TensorMap& in) { return paged::tolerance(p, dt, p.max_kv_len, in); },
       .cost = [a](const P& p, DType dt) { return varlen_cost(p, a, p.num_seqs, p.total_q_tokens, dt); },
+      .view = [layout, a](const P& p) {
+        return std::any(paged::varlen_view(p, layout, a == Align::SeqLensFa2, p.num_seqs, p.total_q_tokens, p.max_kv_len));
+      },
       .cases = vllm ? paged::per_x(varlen_cases(a)) : varlen_cases(a),
       .benches = vllm ? paged::per_x(benches) : benches,
   };
@@ -293,6 +297,7 @@ const Op& op_paged_varlen_attention_vllm_tiled_q4() {
                        if (!covered[row]) std::fill(mask.begin() + row * width, mask.begin() + (row + 1) * width, 0);
                    }}},
       .cost = [](const P& p, DType dt) { return varlen_cost(p, Align::PosOffsets, p.num_seqs, p.total_q_tokens, dt); },
+      .view = [](const P& p) { return std::any(paged::tiles_view(p)); },
       .cases = cases,
       .benches = benches,
   });

@@ -1,0 +1,19 @@
+#pragma once
+// An op's engine view (OpDef::view) from its typed identity and parameters, for the host backends,
+// whose kernels receive parameters rather than a Problem (the device planners use view_of(Problem)).
+#include <any>
+
+#include "core/op.h"
+#include "core/ops/op_refs.h"
+
+namespace ts {
+
+template <class V, class P> V view_of(OpRef<P> op, const P& p) {
+  const Op& o = op_or_throw(op.name);
+  const std::any v = o.view(Params::of(p));
+  const V* typed = std::any_cast<V>(&v);
+  check(typed != nullptr, "op {} states no {} view", o.name(), v.has_value() ? "matching" : "engine");
+  return *typed;
+}
+
+}  // namespace ts
