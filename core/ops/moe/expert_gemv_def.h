@@ -98,6 +98,7 @@ template <class P> OpDef<P> gemv_def(GemvSpec<P> s) {
                                : routed_experts(v.pairs, p.w.num_experts);
     return moe_experts::cost(p.w, dt, silu ? 2 : 1, experts, v.pairs, v.rows_read());
   };
+  d.view = [](const P& p) { return std::any(moe::pair_view(p)); };
   d.cases = std::move(s.cases), d.benches = std::move(s.benches);
   return d;
 }

@@ -10,6 +10,7 @@
 
 #include "core/ops/describe.h"
 #include "core/ops/moe/experts_common.h"
+#include "core/ops/moe/pair_view.h"
 #include "reference/reference.h"
 
 namespace ts {
@@ -146,6 +147,7 @@ OpDef<P> gemm_def(std::string name, std::string summary, std::function<void(cons
         return cost(p.w, dt, 1, selected_experts(p.w.num_experts, p.top_k, p.batch), pairs(p),
                     p.ne11 == 1 ? p.batch : pairs(p));
       },
+      .view = [](const P& p) { return std::any(moe::pair_view(p)); },
       .cases = cases(),
       .benches = benches(),
   };
