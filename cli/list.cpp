@@ -8,6 +8,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "core/backend.h"
+#include "core/case_list.h"
 
 namespace ts::cli {
 
@@ -29,20 +30,18 @@ struct Row {
 
 std::vector<Row> support_rows(Backend& b, const Op& op) {
   std::vector<Row> rows;
-  for (const CaseSpec& c : op.cases())
-    for (DType dt : c.dtypes) {
-      op.check_params(c.params);
-      const Problem pr = make_problem(op, c.params, dt);
-      const std::string name = pr.op_variant();
-      auto it = std::find_if(rows.begin(), rows.end(), [&](const Row& r) { return r.name == name; });
-      if (it == rows.end()) it = rows.insert(rows.end(), Row{name});
-      ++it->cases;
-      const Support s = b.supports(pr);
-      if (s.ok)
-        ++it->supported;
-      else if (it->why.empty())
-        it->why = s.reason;
-    }
+  for (const CaseEntry& e : op_cases(op)) {
+    const Problem pr = e.problem();
+    const std::string name = pr.op_variant();
+    auto it = std::find_if(rows.begin(), rows.end(), [&](const Row& r) { return r.name == name; });
+    if (it == rows.end()) it = rows.insert(rows.end(), Row{name});
+    ++it->cases;
+    const Support s = b.supports(pr);
+    if (s.ok)
+      ++it->supported;
+    else if (it->why.empty())
+      it->why = s.reason;
+  }
   return rows;
 }
 
