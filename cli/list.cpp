@@ -82,7 +82,7 @@ void print_json(const std::vector<Backend*>& backends,
 }  // namespace
 
 int cmd_list(const std::vector<std::string>& argv) {
-  Args a(argv, {"backend", "device"}, {"markdown", "supported", "json"});
+  Args a(argv, {"backend", "device"}, {"markdown", "json"});
   check(a.positional().empty(), "list takes no positional arguments");
   std::vector<std::string> names = backend_names();
   if (auto only = a.get("backend")) {
@@ -93,15 +93,6 @@ int cmd_list(const std::vector<std::string>& argv) {
   for (const auto& n : names) {
     apply_device_flag(a, n);
     backends.push_back(&backend(n));
-  }
-  if (a.has("supported")) {  // machine-readable, for ci/gate.sh: the (op, variant) pairs supported in every case
-    check(backends.size() == 1, "--supported needs --backend NAME");
-    const Availability av = backends[0]->availability();
-    check(av.ok, "backend {} is unavailable: {}", backends[0]->name(), av.detail);
-    for (const Op* op : all_ops())
-      for (const Row& r : support_rows(*backends[0], *op))
-        if (r.cell() == "yes") std::cout << r.name << "\n";
-    return 0;
   }
   const auto table = support_table(backends);
   if (a.has("json")) {

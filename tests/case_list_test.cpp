@@ -1,7 +1,8 @@
 // The one enumeration of op x case x dtype (core/case_list.h) against the names the rest of the tree
 // already depends on: every golden file golden/MANIFEST lists is a ci-tier case of the enumeration at
 // the path golden regen writes, the conformance binary registers exactly the enumeration's test names,
-// and the forms of a case's name are pinned by example.
+// and the forms of a case's name are pinned by example. And the coverage manifests (core/coverage.h):
+// a backend that refuses one case it used to support shows a drop, which is what fails ci/gate.sh.
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -14,6 +15,7 @@
 
 #include "core/backend.h"
 #include "core/case_list.h"
+#include "core/coverage.h"
 #include "core/rng.h"
 #include "tests/run_cli.h"
 
@@ -113,6 +115,65 @@ TEST(CaseList, ConformanceRegistersTheEnumeratedNames) {
   std::set_difference(want.begin(), want.end(), listed.begin(), listed.end(), std::back_inserter(only_wanted));
   EXPECT_TRUE(only_listed.empty()) << only_listed.size() << " registered but not enumerated, e.g. " << only_listed.front();
   EXPECT_TRUE(only_wanted.empty()) << only_wanted.size() << " enumerated but not registered, e.g. " << only_wanted.front();
+}
+
+// A backend that refuses one case: the reference with one case taken away, as a regression in a
+// backend's supports() (or a kernel registration lost) would take it.
+class RefusesOne final : public Backend {
+ public:
+  RefusesOne(Backend& inner, std::string key) : inner_(inner), key_(std::move(key)) {
+    for (const CaseEntry& e : enumerate_cases())
+      if (e.key() == key_) refused_ = e;
+  }
+  std::string name() const override { return inner_.name(); }
+  Availability availability() override { return inner_.availability(); }
+  Support supports(const Problem& pr) override {
+    if (refused_.op == pr.op && pr.dtype == refused_.dtype &&
+        pr.op->to_map(pr.params) == refused_.op->to_map(refused_.spec->params))
+      return Support::no("refused for this test");
+    return inner_.supports(pr);
+  }
+  std::unique_ptr<Launch> prepare(const Problem& pr, TensorMap& io) override { return inner_.prepare(pr, io); }
+
+ private:
+  Backend& inner_;
+  std::string key_;
+  CaseEntry refused_;
+};
+
+TEST(Coverage, ARefusedCaseIsADrop) {
+  Backend& ref = backend("reference");
+  const std::string manifest = coverage_manifest(ref);
+  const std::vector<std::string> listed = manifest_cases(manifest);
+  ASSERT_EQ(listed, covered_cases(ref));
+  ASSERT_FALSE(listed.empty());
+  EXPECT_FALSE(compare_coverage(listed, covered_cases(ref)).dropped_any());
+
+  const std::string key = "rms_norm/" + op_cases(op_or_throw("rms_norm")).front().name();
+  RefusesOne refusing(ref, key);
+  const CoverageDiff d = compare_coverage(listed, covered_cases(refusing));
+  EXPECT_TRUE(d.dropped_any());
+  EXPECT_EQ(d.dropped, std::vector<std::string>{key});
+  EXPECT_TRUE(d.unknown.empty());
+
+  // A listed name the catalog no longer has (a case renamed or removed) fails as well.
+  std::vector<std::string> stale = listed;
+  stale.push_back("rms_norm/no_such_case/F32");
+  const CoverageDiff s = compare_coverage(stale, covered_cases(ref));
+  EXPECT_TRUE(s.dropped_any());
+  EXPECT_EQ(s.unknown, std::vector<std::string>{"rms_norm/no_such_case/F32"});
+}
+
+// The checked-in manifests are what their backends support now (reference and cpu here; opencl and
+// vulkan in their own slices through ci/gate.sh).
+TEST(Coverage, CheckedInManifestsHold) {
+  for (const char* b : {"reference", "cpu"}) {
+    if (!find_backend(b) || !backend(b).availability().ok) continue;
+    const fs::path file = fs::path(TOUCHSTONE_SOURCE_DIR) / "ci" / "coverage" / (std::string(b) + ".txt");
+    const CoverageDiff d = compare_coverage(manifest_cases(slurp(file)), covered_cases(backend(b)));
+    EXPECT_TRUE(d.dropped.empty()) << b << " dropped " << d.dropped.size() << ", e.g. " << d.dropped.front();
+    EXPECT_TRUE(d.unknown.empty()) << b << ": " << d.unknown.size() << " unknown, e.g. " << d.unknown.front();
+  }
 }
 
 }  // namespace
