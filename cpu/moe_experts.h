@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/metrics.h"
+#include "core/ops/moe/pair_view.h"
 #include "core/ops/moe_params.h"
 #include "core/tensor.h"
 #include "cpu/scratch.h"
@@ -34,10 +35,9 @@ struct Stack {
   const std::byte* data;
 };
 
-// Pair p reads a[a_at, a_at + n_cols) against expert `expert` into out[out_row, :].
-struct Site {
-  int64_t a_at, expert, out_row;
-};
+// Pair p reads a[a_at, a_at + n_cols) against expert `expert` into out[out_row, :]: the op's pair view
+// (core/ops/moe/pair_view.h) gives them.
+using ts::moe::Site;
 
 // out[s.out_row, :] = a[s.a_at ..] . W[s.expert]^T for every site; with `up`, silu(that against
 // w) * (that against up). Output rows no site names are left unspecified (the op does not compare them).

@@ -1,6 +1,6 @@
 // The moe family's expert GEMV / GEMM ops on the cpu: adapters over the one engine
-// (cpu/moe_experts.h). Each only lists, per pair, where its activation row starts, its expert and its
-// output row.
+// (cpu/moe_experts.h), their pairs (activation row, expert, output row) from each op's pair view
+// (core/ops/moe/pair_view.h).
 #include <vector>
 
 #include "core/ops/moe_params.h"
@@ -11,35 +11,20 @@
 namespace ts::cpu {
 namespace {
 
-using moe::Site;
-
-// Pair i reads a[a_offset + i * stride ..] against expert ids[i] into out row i.
-moe::Sites strided(const int32_t* ids, int64_t n, int64_t a_offset, int64_t stride) {
+// The GEMVs' pairs from their view, experts from ids.
+template <class P> moe::Sites sites(const P& p, const TensorMap& t) {
   moe::Sites s;
-  s.reserve(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) s.push_back({a_offset + i * stride, ids[i], i});
+  const ts::moe::PairView v = ts::moe::pair_view(p);
+  s.reserve(static_cast<size_t>(v.pairs));
+  ts::moe::for_each_pair(v, t.at("ids").as<int32_t>(), [&](const moe::Site& x) { s.push_back(x); });
   return s;
 }
 
-// Pair p of m tokens x top_k slots reads a[(p / top_k) * outer + (p % top_k) * inner ..].
-moe::Sites batched(const int32_t* ids, const GemvQuantMoeIdBatchedParams& p) {
-  moe::Sites s;
-  for (int64_t i = 0; i < p.m * p.top_k; ++i)
-    s.push_back({(i / p.top_k) * p.src1_outer_stride + (i % p.top_k) * p.src1_inner_stride, ids[i], i});
-  return s;
-}
-
-// The pairs each expert lists, ids[e, i] for i < tpe[e] only (the slots past tpe[e] are stale and never
-// read); pair t * top_k + s reads a's row t (ne11 1) or row t * top_k + s (ne11 top_k).
+// The prefill GEMM's pairs as the experts' lists name them.
 moe::Sites listed(const GemmQuantMoeIdParams& p, const TensorMap& t) {
-  const int32_t* ids = t.at("ids").as<int32_t>();
-  const int32_t* tpe = t.at("tpe").as<int32_t>();
   moe::Sites s;
-  for (int64_t e = 0; e < p.w.num_experts; ++e)
-    for (int64_t i = 0; i < tpe[e]; ++i) {
-      const int64_t pair = ids[e * p.max_per_expert + i];
-      s.push_back({(p.ne11 == 1 ? pair / p.top_k : pair) * p.w.n_cols, e, pair});
-    }
+  ts::moe::for_each_listed(p, t.at("ids").as<int32_t>(), t.at("tpe").as<int32_t>(),
+                           [&](const moe::Site& x) { s.push_back(x); });
   return s;
 }
 
@@ -65,52 +50,27 @@ template <class P> ToleranceFn int8_tolerance(moe::Sites (*sites)(const P&, cons
   };
 }
 
-template <class P> moe::Sites strided_sites(const P& p, const TensorMap& in) {
-  return strided(in.at("ids").as<int32_t>(), p.n_selected, 0, p.src1_stride);
-}
-moe::Sites offset_sites(const GemvQuantMoeIdOffsetParams& p, const TensorMap& in) {
-  return strided(in.at("ids").as<int32_t>() + p.ids_offset, p.n_selected, p.a_offset, p.src1_stride);
-}
-moe::Sites gate_up_sites(const GemvQuantMoeIdGateUpSiluParams& p, const TensorMap& in) {
-  return strided(in.at("ids").as<int32_t>(), p.n_selected, 0, 0);
-}
-moe::Sites batched_sites(const GemvQuantMoeIdBatchedParams& p, const TensorMap& in) {
-  return batched(in.at("ids").as<int32_t>(), p);
+// A GEMV op on the engine, against `weights` or (silu) the fused gate + up + SiLU.
+template <class P> void add_gemv(KernelTable& k, const OpRef<P>& op, bool silu) {
+  k.add(
+      op,
+      [silu](const P& p, TensorMap& t) {
+        if (silu)
+          gate_up_silu(p.w, t, sites(p, t));
+        else
+          gemv(p.w, t, sites(p, t));
+      },
+      {}, int8_tolerance<P>(sites<P>, silu));
 }
 
 }  // namespace
 
 void add_moe_experts(KernelTable& k) {
-  k.add(
-      ops::gemv_quant_moe_id,
-      [](const GemvQuantMoeIdParams& p, TensorMap& t) {
-        gemv(p.w, t, strided_sites(p, t));
-      },
-      {}, int8_tolerance<GemvQuantMoeIdParams>(strided_sites<GemvQuantMoeIdParams>, false));
-  k.add(
-      ops::gemv_quant_moe_id_offset,
-      [](const GemvQuantMoeIdOffsetParams& p, TensorMap& t) {
-        gemv(p.w, t, offset_sites(p, t));
-      },
-      {}, int8_tolerance<GemvQuantMoeIdOffsetParams>(offset_sites, false));
-  k.add(
-      ops::gemv_quant_moe_id_batched,
-      [](const GemvQuantMoeIdBatchedParams& p, TensorMap& t) {
-        gemv(p.w, t, batched_sites(p, t));
-      },
-      {}, int8_tolerance<GemvQuantMoeIdBatchedParams>(batched_sites, false));
-  k.add(
-      ops::gemv_quant_moe_id_gate_up_silu,
-      [](const GemvQuantMoeIdGateUpSiluParams& p, TensorMap& t) {
-        gate_up_silu(p.w, t, gate_up_sites(p, t));
-      },
-      {}, int8_tolerance<GemvQuantMoeIdGateUpSiluParams>(gate_up_sites, true));
-  k.add(
-      ops::gemv_quant_moe_id_gate_up_silu_batched,
-      [](const GemvQuantMoeIdBatchedParams& p, TensorMap& t) {
-        gate_up_silu(p.w, t, batched_sites(p, t));
-      },
-      {}, int8_tolerance<GemvQuantMoeIdBatchedParams>(batched_sites, true));
+  add_gemv(k, ops::gemv_quant_moe_id, false);
+  add_gemv(k, ops::gemv_quant_moe_id_offset, false);
+  add_gemv(k, ops::gemv_quant_moe_id_batched, false);
+  add_gemv(k, ops::gemv_quant_moe_id_gate_up_silu, true);
+  add_gemv(k, ops::gemv_quant_moe_id_gate_up_silu_batched, true);
   k.add(ops::gemm_quant_moe_id, gemm, {}, int8_tolerance<GemmQuantMoeIdParams>(listed, false));
   k.add(ops::gemm_quant_moe_id_indirect, gemm, {}, int8_tolerance<GemmQuantMoeIdParams>(listed, false));
 }

@@ -1,9 +1,10 @@
 // The moe family's expert GEMV / GEMM. Every GEMV op is the one kernel kernels/moe_gemv.cl with its
-// pair view (where pair p reads, which ids slot names its expert); the prefill GEMM is the tiled quant
+// pair view (core/ops/moe/pair_view.h: where pair p reads, which ids slot names its expert); the prefill GEMM is the tiled quant
 // GEMM gathering each expert's pairs (kernels/moe_gemm.cl), its grid sized for the worst case so that
 // nothing about the routing is read on the host.
 #include <algorithm>
 
+#include "core/ops/moe/pair_view.h"
 #include "core/ops/moe_params.h"
 #include "core/quant/formats.h"
 #include "quant_kernels.h"
@@ -12,23 +13,10 @@
 namespace ts::ocl {
 namespace {
 
-// Pair p (< pairs) reads a[a_off + (p / top_k) * outer + (p % top_k) * inner ..] against expert
-// ids[ids_off + p] into out row p.
-struct PairView {
-  int64_t pairs, ids_off, a_off, top_k, outer, inner;
-};
-
-PairView strided(int64_t pairs, int64_t stride, int64_t a_off = 0, int64_t ids_off = 0) {
-  return {pairs, ids_off, a_off, 1, stride, 0};
-}
-PairView batched(const GemvQuantMoeIdBatchedParams& p) {
-  return {p.m * p.top_k, 0, 0, p.top_k, p.src1_outer_stride, p.src1_inner_stride};
-}
-
 std::string expert_defines(const Planner& pl, QuantKind kind) { return kind_defines(kind, dtype_size(pl.dtype())); }
 
 // out = the pairs' GEMVs against stack `weights`; with `up`, silu(that) * (the same against up).
-void expert_gemv(Planner& pl, const MoeExperts& w, const PairView& v, const char* weights, const char* up,
+void expert_gemv(Planner& pl, const MoeExperts& w, const moe::PairView& v, const char* weights, const char* up,
                  const char* out) {
   const GemvShape g = gemv_shape(pl, w.kind, 1, w.n_cols);
   // CPU drivers: a group streams at least 32 Ki weight values rather than one short row (fewer, longer
@@ -58,37 +46,33 @@ void plan_gemm(Planner& pl) {
   if (ceil_div(p.batch * p.top_k, w.num_experts) <= kShortTile && t.tm > kShortTile && kShortTile % (t.wy * t.rm) == 0)
     t.tm = kShortTile;
   const int64_t rows = std::min(p.max_per_expert, p.batch * p.top_k);
-  const int64_t outer = p.ne11 == 1 ? w.n_cols : p.top_k * w.n_cols, inner = p.ne11 == 1 ? 0 : w.n_cols;
+  const moe::PairView v = moe::pair_view(p);  // which row of a pair t * top_k + s reads
   pl.dispatch(pl.kernel("moe_gemm.cl", "gemm_tiled",
                         gemm_tile_defines(t, expert_defines(pl, w.kind))),
               {ceil_div(w.n_rows, t.tn) * t.wx, ceil_div(rows, t.tm) * t.wy, size_t(w.num_experts)},
               {size_t(t.wx), size_t(t.wy), 1}, pl.buf("a"), pl.buf("weights"), pl.buf("out"), rows, w.n_rows,
-              w.n_cols, w.n_rows, 0, pl.buf("ids"), pl.buf("tpe"), p.max_per_expert, p.top_k, outer, inner);
+              w.n_cols, w.n_rows, 0, pl.buf("ids"), pl.buf("tpe"), p.max_per_expert, p.top_k, v.outer, v.inner);
+}
+
+// A GEMV op: its pair view (core/ops/moe/pair_view.h) against `weights`, or (silu) gate_w and up_w.
+template <class P> void add_gemv(PlanTable& t, const OpRef<P>& op, bool silu) {
+  add_plan(t, op, [silu](Planner& pl) {
+    const auto& p = pl.params<P>();
+    if (silu)
+      expert_gemv(pl, p.w, moe::pair_view(p), "gate_w", "up_w", "silu_out");
+    else
+      expert_gemv(pl, p.w, moe::pair_view(p), "weights", nullptr, "out");
+  });
 }
 
 }  // namespace
 
 void add_moe_expert_ops(PlanTable& t) {
-  add_plan(t, ops::gemv_quant_moe_id, [](Planner& pl) {
-    const auto& p = pl.params<GemvQuantMoeIdParams>();
-    expert_gemv(pl, p.w, strided(p.n_selected, p.src1_stride), "weights", nullptr, "out");
-  });
-  add_plan(t, ops::gemv_quant_moe_id_offset, [](Planner& pl) {
-    const auto& p = pl.params<GemvQuantMoeIdOffsetParams>();
-    expert_gemv(pl, p.w, strided(p.n_selected, p.src1_stride, p.a_offset, p.ids_offset), "weights", nullptr, "out");
-  });
-  add_plan(t, ops::gemv_quant_moe_id_batched, [](Planner& pl) {
-    const auto& p = pl.params<GemvQuantMoeIdBatchedParams>();
-    expert_gemv(pl, p.w, batched(p), "weights", nullptr, "out");
-  });
-  add_plan(t, ops::gemv_quant_moe_id_gate_up_silu, [](Planner& pl) {
-    const auto& p = pl.params<GemvQuantMoeIdGateUpSiluParams>();
-    expert_gemv(pl, p.w, strided(p.n_selected, 0), "gate_w", "up_w", "silu_out");
-  });
-  add_plan(t, ops::gemv_quant_moe_id_gate_up_silu_batched, [](Planner& pl) {
-    const auto& p = pl.params<GemvQuantMoeIdBatchedParams>();
-    expert_gemv(pl, p.w, batched(p), "gate_w", "up_w", "silu_out");
-  });
+  add_gemv(t, ops::gemv_quant_moe_id, false);
+  add_gemv(t, ops::gemv_quant_moe_id_offset, false);
+  add_gemv(t, ops::gemv_quant_moe_id_batched, false);
+  add_gemv(t, ops::gemv_quant_moe_id_gate_up_silu, true);
+  add_gemv(t, ops::gemv_quant_moe_id_gate_up_silu_batched, true);
   add_plan(t, ops::gemm_quant_moe_id, plan_gemm);
   add_plan(t, ops::gemm_quant_moe_id_indirect, plan_gemm);
 }

@@ -1,11 +1,12 @@
-// The moe family's expert GEMV / GEMM. Every GEMV variant is moe_gemv.comp under an addressing view
-// (where pair p finds its activation row, its expert and its output row: push constants), so the
-// variants below differ only in the view they build. The prefill GEMM is gemm_quant.comp's tiling
+// The moe family's expert GEMV / GEMM. Every GEMV variant is moe_gemv.comp under its op's pair view
+// (core/ops/moe/pair_view.h: where pair p finds its activation row, its expert and its output row;
+// push constants), so the variants below differ only in the view their parameters give. The prefill GEMM is gemm_quant.comp's tiling
 // built for MoE (grid: column tiles x row tiles x experts; tiles past tpe[e] exit on the device, so
 // the launch is sized for the worst case and no routing data is read on the host). GGUF kinds and
 // plain F32 / F16 / BF16 stacks run through the same kernels (the kind is a specialization constant).
 #include <algorithm>
 
+#include "core/ops/moe/pair_view.h"
 #include "core/ops/moe_params.h"
 #include "core/quant/formats.h"
 #include "vulkan/plan.h"
@@ -33,19 +34,8 @@ Binding stack(const Decls& decls, const Target& tg, const std::string& name) {
   return Binding(name, 0, std::max<uint64_t>(words, 4));
 }
 
-// Where pair p reads and writes (moe_gemv.comp's push block): ids[ids_off + p];
-// a[a_off + (p / top_k) * outer + (p % top_k) * inner ..]; out row p.
-struct View {
-  int64_t pairs, a_off = 0, ids_off = 0, top_k = 1, outer = 0, inner = 0;
-};
-
-// The batched variants' view: m tokens x top_k slots, a row per (token, slot) by the two strides.
-View batched(const GemvQuantMoeIdBatchedParams& p) {
-  return {.pairs = p.m * p.top_k, .top_k = p.top_k, .outer = p.src1_outer_stride, .inner = p.src1_inner_stride};
-}
-
 // One dispatch of the core; `up` names the up stack of the fused gate + up + SiLU, empty otherwise.
-std::vector<Dispatch> gemv(const MoeExperts& w, const View& v, const Decls& decls, const Target& tg,
+std::vector<Dispatch> gemv(const MoeExperts& w, const moe::PairView& v, const Decls& decls, const Target& tg,
                            const std::string& gate, const std::string& up, const char* out) {
   Dispatch d;
   d.shader = tg.variant(Kernel::moe_gemv);
@@ -79,30 +69,23 @@ std::vector<Dispatch> gemm(const GemmQuantMoeIdParams& p, const Decls& decls, co
               gz};
   return {d};
 }
+// A GEMV op: its pair view (core/ops/moe/pair_view.h, moe_gemv.comp's push block) against `weights`,
+// or (silu) gate_w and up_w.
+template <class P> void add_gemv(PlannerTable& t, const OpRef<P>& op, bool silu) {
+  add_planner(t, op, [silu](const P& p, const Decls& decls, const Target& tg) {
+    return silu ? gemv(p.w, moe::pair_view(p), decls, tg, "gate_w", "up_w", "silu_out")
+                : gemv(p.w, moe::pair_view(p), decls, tg, "weights", "", "out");
+  });
+}
+
 }  // namespace
 
 void add_moe_expert_planners(PlannerTable& t) {
-  add_planner(t, ops::gemv_quant_moe_id, [](const GemvQuantMoeIdParams& p, const Decls& decls, const Target& tg) {
-    return gemv(p.w, {.pairs = p.n_selected, .outer = p.src1_stride}, decls, tg, "weights", "", "out");
-  });
-  add_planner(t, ops::gemv_quant_moe_id_offset,
-              [](const GemvQuantMoeIdOffsetParams& p, const Decls& decls, const Target& tg) {
-                return gemv(p.w,
-                            {.pairs = p.n_selected, .a_off = p.a_offset, .ids_off = p.ids_offset, .outer = p.src1_stride},
-                            decls, tg, "weights", "", "out");
-              });
-  add_planner(t, ops::gemv_quant_moe_id_batched,
-              [](const GemvQuantMoeIdBatchedParams& p, const Decls& decls, const Target& tg) {
-                return gemv(p.w, batched(p), decls, tg, "weights", "", "out");
-              });
-  add_planner(t, ops::gemv_quant_moe_id_gate_up_silu,
-              [](const GemvQuantMoeIdGateUpSiluParams& p, const Decls& decls, const Target& tg) {
-                return gemv(p.w, {.pairs = p.n_selected}, decls, tg, "gate_w", "up_w", "silu_out");
-              });
-  add_planner(t, ops::gemv_quant_moe_id_gate_up_silu_batched,
-              [](const GemvQuantMoeIdBatchedParams& p, const Decls& decls, const Target& tg) {
-                return gemv(p.w, batched(p), decls, tg, "gate_w", "up_w", "silu_out");
-              });
+  add_gemv(t, ops::gemv_quant_moe_id, false);
+  add_gemv(t, ops::gemv_quant_moe_id_offset, false);
+  add_gemv(t, ops::gemv_quant_moe_id_batched, false);
+  add_gemv(t, ops::gemv_quant_moe_id_gate_up_silu, true);
+  add_gemv(t, ops::gemv_quant_moe_id_gate_up_silu_batched, true);
   add_planner(t, ops::gemm_quant_moe_id, gemm);
   add_planner(t, ops::gemm_quant_moe_id_indirect, gemm);
 }

@@ -37,10 +37,6 @@ void check_top_k(int64_t top_k, int64_t num_experts);
 // A stride is 0 (every pair reads the same row) or at least n_cols (rows do not overlap).
 void check_stride(int64_t stride, int64_t n_cols, const char* name);
 
-// The rows a pair reads, a[start .. start + n_cols), fit in a's a_len elements for every start up to
-// `last_start` (computed with checked arithmetic by the caller's terms): an Error naming `what`.
-void check_window(int64_t last_start, int64_t n_cols, int64_t a_len, const std::string& what);
-
 // Fills weights tensor `name` (GGUF rows as quant_gemm::gguf_weight writes them, plain ones N(0, 1)).
 void fill_weights(const MoeExperts& w, Tensor& weights, Rng& r);
 
@@ -80,11 +76,11 @@ Tolerance silu_product(DType out, const MoeExperts& w, const TensorMap& in);
 // read (a_rows rows of n_cols) and the outputs (pairs x n_rows).
 Cost cost(const MoeExperts& w, DType dt, int64_t stacks, double experts, int64_t pairs, int64_t a_rows);
 
-// What gemv_quant_moe_id_batched and gemv_quant_moe_id_gate_up_silu_batched share: the parameter
-// checks (strides 0 or at least n_cols, every pair's row inside a), the cases (gate / up: outer n_cols,
+// What gemv_quant_moe_id_batched and gemv_quant_moe_id_gate_up_silu_batched share: the checks of
+// their own fields (m, top_k, strides 0 or at least n_cols; the window is the pair view's), the cases (gate / up: outer n_cols,
 // inner 0; down: outer top_k x n_cols, inner n_cols; strides past n_cols) and the decode presets (16
 // tokens, gate / up shape).
-void check_batched(const GemvQuantMoeIdBatchedParams& p, const char* op);
+void check_batched(const GemvQuantMoeIdBatchedParams& p);
 std::vector<Preset<GemvQuantMoeIdBatchedParams>> batched_cases();
 std::vector<Preset<GemvQuantMoeIdBatchedParams>> batched_benches();
 

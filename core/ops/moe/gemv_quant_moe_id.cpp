@@ -2,7 +2,7 @@
 // n_selected; src1_stride 0 broadcasts one activation row (gate / up), n_cols or more gives each pair
 // its own (down). `a` is a flat buffer of a_len elements (inferred).
 #include "core/ops/describe.h"
-#include "core/ops/moe/experts_common.h"
+#include "core/ops/moe/expert_gemv_def.h"
 #include "reference/reference.h"
 
 namespace ts {
@@ -42,43 +42,17 @@ std::vector<Preset<P>> benches() {
 }  // namespace
 
 const Op& op_gemv_quant_moe_id() {
-  static const TypedOp<P> op({
+  static const TypedOp<P> op(moe_experts::gemv_def<P>({
       .name = "gemv_quant_moe_id",
-      .family = "moe",
       .summary = "out[i,:] = a[i*src1_stride ..] @ dequant(weights[ids[i]])^T, i < n_selected",
-      .tensors = [](const P& p) {
-        return std::vector{in("a", {p.a_len}), moe_experts::weights("weights", p.w),
-                           pinned(in("ids", {p.n_selected}), DType::I32), out("out", {p.n_selected, p.w.n_rows})};
-      },
-      .validate_params = [](const P& p) {
-        moe_experts::check(p.w);
+      .check_fields = [](const P& p) {
         positive(p.n_selected, "n_selected");
         moe_experts::check_stride(p.src1_stride, p.w.n_cols, "src1_stride");
-        moe_experts::check_window(checked::mul(p.n_selected - 1, p.src1_stride, "src1_stride"), p.w.n_cols, p.a_len,
-                                  "gemv_quant_moe_id: n_selected x src1_stride");
-      },
-      .validate_data = [](const P& p, const TensorMap& t) {
-        moe_experts::check_plain_kind(p.w, t);
-        moe_experts::check_expert_ids(t, "ids", 0, p.n_selected, p.w.num_experts);
-      },
-      .infer = [](P& p, const TensorMap& t) {
-        p.a_len = dim_of(t, "a", 1, 0);
-        moe_experts::check_weight_bytes(t, "weights", p.w);
-      },
-      .generate = [](const P& p, TensorMap& t, Rng& r) {
-        normal(t["a"], r);
-        moe_experts::fill_weights(p.w, t["weights"], r);
-        moe_experts::route_pairs(p.n_selected, p.w.num_experts, t["ids"].as<int32_t>(), r);
       },
       .reference = ref::gemv_quant_moe_id,
-      .tolerance = [](const P& p, DType dt, const TensorMap& in) { return moe_experts::dot(dt, p.w, in); },
-      .cost = [](const P& p, DType dt) {
-        return moe_experts::cost(p.w, dt, 1, moe_experts::routed_experts(p.n_selected, p.w.num_experts), p.n_selected,
-                                 p.src1_stride == 0 ? 1 : p.n_selected);
-      },
       .cases = cases(),
       .benches = benches(),
-  });
+  }));
   return op;
 }
 

@@ -3,7 +3,7 @@
 // selected expert, gate and up of one kind, unrounded in between (exactly the chain gate GEMV, up
 // GEMV, silu_mul_stacked, up to the chain's intermediate roundings).
 #include "core/ops/describe.h"
-#include "core/ops/moe/experts_common.h"
+#include "core/ops/moe/expert_gemv_def.h"
 #include "reference/reference.h"
 
 namespace ts {
@@ -42,40 +42,15 @@ std::vector<Preset<P>> benches() {
 }  // namespace
 
 const Op& op_gemv_quant_moe_id_gate_up_silu() {
-  static const TypedOp<P> op({
+  static const TypedOp<P> op(moe_experts::gemv_def<P>({
       .name = "gemv_quant_moe_id_gate_up_silu",
-      .family = "moe",
       .summary = "silu_out[i,:] = silu(a @ dequant(gate_w[ids[i]])^T) * (a @ dequant(up_w[ids[i]])^T)",
-      .tensors = [](const P& p) {
-        return std::vector{in("a", {p.w.n_cols}), moe_experts::weights("gate_w", p.w), moe_experts::weights("up_w", p.w),
-                           pinned(in("ids", {p.n_selected}), DType::I32), out("silu_out", {p.n_selected, p.w.n_rows})};
-      },
-      .validate_params = [](const P& p) {
-        moe_experts::check(p.w);
-        positive(p.n_selected, "n_selected");
-      },
-      .validate_data = [](const P& p, const TensorMap& t) {
-        moe_experts::check_plain_kind(p.w, t);
-        moe_experts::check_expert_ids(t, "ids", 0, p.n_selected, p.w.num_experts);
-      },
-      .infer = [](P& p, const TensorMap& t) {
-        moe_experts::check_weight_bytes(t, "gate_w", p.w);
-        moe_experts::check_weight_bytes(t, "up_w", p.w);
-      },
-      .generate = [](const P& p, TensorMap& t, Rng& r) {
-        normal(t["a"], r);
-        moe_experts::fill_weights(p.w, t["gate_w"], r);
-        moe_experts::fill_weights(p.w, t["up_w"], r);
-        moe_experts::route_pairs(p.n_selected, p.w.num_experts, t["ids"].as<int32_t>(), r);
-      },
+      .silu = true,
+      .check_fields = [](const P& p) { positive(p.n_selected, "n_selected"); },
       .reference = ref::gemv_quant_moe_id_gate_up_silu,
-      .tolerance = [](const P& p, DType dt, const TensorMap& in) { return moe_experts::silu_product(dt, p.w, in); },
-      .cost = [](const P& p, DType dt) {
-        return moe_experts::cost(p.w, dt, 2, moe_experts::routed_experts(p.n_selected, p.w.num_experts), p.n_selected, 1);
-      },
       .cases = cases(),
       .benches = benches(),
-  });
+  }));
   return op;
 }
 

@@ -1,10 +1,8 @@
 // gemv_quant_moe_id_offset: gemv_quant_moe_id reading a from a_offset and ids from ids_offset (one
 // token's block of a stacked [m, top_k] ids buffer, its row of a batch's activations), out from 0.
 // `a` and `ids` are flat buffers of a_len and ids_len elements (inferred).
-#include <limits>
-
 #include "core/ops/describe.h"
-#include "core/ops/moe/experts_common.h"
+#include "core/ops/moe/expert_gemv_def.h"
 #include "reference/reference.h"
 
 namespace ts {
@@ -45,53 +43,19 @@ std::vector<Preset<P>> benches() {
 }  // namespace
 
 const Op& op_gemv_quant_moe_id_offset() {
-  static const TypedOp<P> op({
+  static const TypedOp<P> op(moe_experts::gemv_def<P>({
       .name = "gemv_quant_moe_id_offset",
-      .family = "moe",
       .summary = "gemv_quant_moe_id with a read from a_offset and ids from ids_offset",
-      .tensors = [](const P& p) {
-        return std::vector{in("a", {p.a_len}), moe_experts::weights("weights", p.w),
-                           pinned(in("ids", {p.ids_len}), DType::I32), out("out", {p.n_selected, p.w.n_rows})};
-      },
-      .validate_params = [](const P& p) {
-        moe_experts::check(p.w);
+      .check_fields = [](const P& p) {
         positive(p.n_selected, "n_selected");
         non_negative(p.a_offset, "a_offset");
         non_negative(p.ids_offset, "ids_offset");
         moe_experts::check_stride(p.src1_stride, p.w.n_cols, "src1_stride");
-        check(checked::fits(p.ids_offset, p.n_selected, p.ids_len),
-              "gemv_quant_moe_id_offset: ids_offset {} + n_selected {} runs past the end of ids ({} elements)",
-              p.ids_offset, p.n_selected, p.ids_len);
-        moe_experts::check_window(
-            checked::add(p.a_offset, checked::mul(p.n_selected - 1, p.src1_stride, "src1_stride"), "a_offset"),
-            p.w.n_cols, p.a_len, "gemv_quant_moe_id_offset: a_offset + n_selected x src1_stride");
-      },
-      .validate_data = [](const P& p, const TensorMap& t) {
-        moe_experts::check_plain_kind(p.w, t);
-        moe_experts::check_expert_ids(t, "ids", p.ids_offset, p.n_selected, p.w.num_experts);
-      },
-      .infer = [](P& p, const TensorMap& t) {
-        p.a_len = dim_of(t, "a", 1, 0);
-        p.ids_len = dim_of(t, "ids", 1, 0);
-        moe_experts::check_weight_bytes(t, "weights", p.w);
-      },
-      // ids outside the window are out-of-range experts: a kernel that reads one fails.
-      .generate = [](const P& p, TensorMap& t, Rng& r) {
-        normal(t["a"], r);
-        moe_experts::fill_weights(p.w, t["weights"], r);
-        int32_t* ids = t["ids"].as<int32_t>();
-        for (int64_t i = 0; i < p.ids_len; ++i) ids[i] = i % 2 ? -1 : std::numeric_limits<int32_t>::max();
-        moe_experts::route_pairs(p.n_selected, p.w.num_experts, ids + p.ids_offset, r);
       },
       .reference = ref::gemv_quant_moe_id_offset,
-      .tolerance = [](const P& p, DType dt, const TensorMap& in) { return moe_experts::dot(dt, p.w, in); },
-      .cost = [](const P& p, DType dt) {
-        return moe_experts::cost(p.w, dt, 1, moe_experts::routed_experts(p.n_selected, p.w.num_experts), p.n_selected,
-                                 p.src1_stride == 0 ? 1 : p.n_selected);
-      },
       .cases = cases(),
       .benches = benches(),
-  });
+  }));
   return op;
 }
 
