@@ -13,6 +13,7 @@
 #include "bench/iteration_cap.h"
 #include "bench/setup_cache.h"
 #include "core/backend.h"
+#include "core/case_list.h"
 #include "core/op.h"
 #include "core/traffic.h"
 
@@ -86,23 +87,22 @@ std::vector<std::string> register_op_benchmarks(const Options& o) {
   std::vector<std::string> capped;
   const IterationCap cap(o);
   const auto backends = backend_names();
-  for (const Op* op : all_ops())
+  for (const Op* op : all_ops()) {
+    const std::vector<CaseEntry> presets = op_cases(*op, {.set = CaseSet::Benchmark, .dtypes = o.dtypes});
     for (const auto& bname : backends) {
       if (bname == "reference" && !o.include_reference) continue;
-      for (const CaseSpec& preset : op->benches())
-        for (DType dt : o.dtypes) {
-          if (std::find(preset.dtypes.begin(), preset.dtypes.end(), dt) == preset.dtypes.end()) continue;
-          OpBench ob{fmt::format("{}/{}/{}/{}", op->name(), bname, preset.name, dtype_name(dt)), bname, op,
-                     &preset, dt, o.seed, o.warm_cache};
-          auto* b = benchmark::RegisterBenchmark(ob.name.c_str(), [ob](benchmark::State& st) { run(st, ob); })
-                        ->UseManualTime()
-                        ->Unit(benchmark::kMicrosecond);
-          if (cap.applies(ob)) {
-            b->Iterations(o.cold_iterations);
-            capped.push_back(ob.name + "/manual_time");
-          }
+      for (const CaseEntry& e : presets) {
+        OpBench ob{e.bench_name(bname), bname, op, e.spec, e.dtype, o.seed, o.warm_cache};
+        auto* b = benchmark::RegisterBenchmark(ob.name.c_str(), [ob](benchmark::State& st) { run(st, ob); })
+                      ->UseManualTime()
+                      ->Unit(benchmark::kMicrosecond);
+        if (cap.applies(ob)) {
+          b->Iterations(o.cold_iterations);
+          capped.push_back(ob.name + "/manual_time");
         }
+      }
     }
+  }
   return capped;
 }
 

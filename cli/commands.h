@@ -12,6 +12,7 @@ int cmd_judge(const std::vector<std::string>& argv);
 int cmd_matrix(const std::vector<std::string>& argv);
 int cmd_catalog(const std::vector<std::string>& argv);
 int cmd_cases(const std::vector<std::string>& argv);
+int cmd_coverage(const std::vector<std::string>& argv);
 int cmd_gen(const std::vector<std::string>& argv);
 int cmd_golden(const std::vector<std::string>& argv);
 int cmd_checkpoint(const std::vector<std::string>& argv);

@@ -16,6 +16,7 @@
 #include "conformance/golden_dir.h"
 #include "core/backend.h"
 #include "core/case_file.h"
+#include "core/case_list.h"
 #include "core/sha256.h"
 #include "core/tolerance.h"
 
@@ -92,20 +93,15 @@ int regen(const Args& a) {
     fs::create_directories(family_dir);
     for (const auto& f : golden_files(family_dir))  // stale files of this op go first
       if (f.filename().string().rfind(op->name() + "__", 0) == 0) fs::remove(f);
-    for (const CaseSpec& spec : op->cases()) {
-      if (spec.tier > Tier::Ci) continue;
-      for (DType dt : spec.dtypes) {
-        const uint64_t seed = case_seed(*op, spec.name, dt);
-        const Case c = generate_case(*op, spec.params, dt, seed);
-        const SafetensorsFile file = case_to_file(*op, c.params, c.tensors, c.expected, c.seed);
-        if (serialize_safetensors(file).size() > kMaxGoldenFileBytes) {
-          ++too_large;
-          continue;
-        }
-        write_safetensors((family_dir / fmt::format("{}__{}__{}.safetensors", op->name(), spec.name,
-                                                    dtype_name(dt))).string(), file);
-        ++written;
+    for (const CaseEntry& e : op_cases(*op, {.max_tier = Tier::Ci})) {
+      const Case c = generate_case(e.problem(), e.seed());
+      const SafetensorsFile file = case_to_file(*op, c.params, c.tensors, c.expected, c.seed);
+      if (serialize_safetensors(file).size() > kMaxGoldenFileBytes) {
+        ++too_large;
+        continue;
       }
+      write_safetensors((dir / e.golden_path()).string(), file);
+      ++written;
     }
   }
   std::cout << fmt::format("wrote {} golden files ({} cases over {} KiB left to the generator)\n", written,

@@ -8,6 +8,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "core/backend.h"
+#include "core/case_list.h"
 
 namespace ts::cli {
 
@@ -29,20 +30,18 @@ struct Row {
 
 std::vector<Row> support_rows(Backend& b, const Op& op) {
   std::vector<Row> rows;
-  for (const CaseSpec& c : op.cases())
-    for (DType dt : c.dtypes) {
-      op.check_params(c.params);
-      const Problem pr = make_problem(op, c.params, dt);
-      const std::string name = pr.op_variant();
-      auto it = std::find_if(rows.begin(), rows.end(), [&](const Row& r) { return r.name == name; });
-      if (it == rows.end()) it = rows.insert(rows.end(), Row{name});
-      ++it->cases;
-      const Support s = b.supports(pr);
-      if (s.ok)
-        ++it->supported;
-      else if (it->why.empty())
-        it->why = s.reason;
-    }
+  for (const CaseEntry& e : op_cases(op)) {
+    const Problem pr = e.problem();
+    const std::string name = pr.op_variant();
+    auto it = std::find_if(rows.begin(), rows.end(), [&](const Row& r) { return r.name == name; });
+    if (it == rows.end()) it = rows.insert(rows.end(), Row{name});
+    ++it->cases;
+    const Support s = b.supports(pr);
+    if (s.ok)
+      ++it->supported;
+    else if (it->why.empty())
+      it->why = s.reason;
+  }
   return rows;
 }
 
@@ -83,7 +82,7 @@ void print_json(const std::vector<Backend*>& backends,
 }  // namespace
 
 int cmd_list(const std::vector<std::string>& argv) {
-  Args a(argv, {"backend", "device"}, {"markdown", "supported", "json"});
+  Args a(argv, {"backend", "device"}, {"markdown", "json"});
   check(a.positional().empty(), "list takes no positional arguments");
   std::vector<std::string> names = backend_names();
   if (auto only = a.get("backend")) {
@@ -94,15 +93,6 @@ int cmd_list(const std::vector<std::string>& argv) {
   for (const auto& n : names) {
     apply_device_flag(a, n);
     backends.push_back(&backend(n));
-  }
-  if (a.has("supported")) {  // machine-readable, for ci/gate.sh: the (op, variant) pairs supported in every case
-    check(backends.size() == 1, "--supported needs --backend NAME");
-    const Availability av = backends[0]->availability();
-    check(av.ok, "backend {} is unavailable: {}", backends[0]->name(), av.detail);
-    for (const Op* op : all_ops())
-      for (const Row& r : support_rows(*backends[0], *op))
-        if (r.cell() == "yes") std::cout << r.name << "\n";
-    return 0;
   }
   const auto table = support_table(backends);
   if (a.has("json")) {

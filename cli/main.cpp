@@ -17,11 +17,13 @@ namespace {
 constexpr const char* kUsage = R"(usage: touchstone <command> [options]
 
   list [--backend NAME] [--markdown]      ops x backends: supported, or why not
-       [--supported]                      (with --backend: the ops it supports, one per line)
        [--json]                           (the table as JSON, for programs: touchstone report)
   matrix [--backend NAME] [--op NAME] [--tier smoke|ci|full]
                                           run the conformance cases; print op x backend pass counts
   cases [--op NAME] [--tier smoke|ci|full] the conformance cases and benchmark presets of each op
+  coverage --backend NAME [--check FILE]  the conformance cases (op/case/dtype) the backend supports,
+                                          one a line: ci/coverage/NAME.txt; with --check, exit 1
+                                          when a case FILE lists is no longer supported
   catalog [--check FILE | --update FILE]  every op's tensors, parameters and tolerances from its
                                           description: docs/catalog.md's generated half
   gen OP CASE --out FILE [--dtype F32|F16|BF16] [--seed N]
@@ -79,6 +81,7 @@ int main(int argc, char** argv) {
     using namespace ts::cli;
     if (cmd == "list") return cmd_list(args);
     if (cmd == "cases") return cmd_cases(args);
+    if (cmd == "coverage") return cmd_coverage(args);
     if (cmd == "catalog") return cmd_catalog(args);
     if (cmd == "matrix") return cmd_matrix(args);
     if (cmd == "gen") return cmd_gen(args);

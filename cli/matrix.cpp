@@ -12,6 +12,7 @@
 #include "conformance/known_failures.h"
 #include "core/backend.h"
 #include "core/case_file.h"
+#include "core/case_list.h"
 
 namespace ts::cli {
 
@@ -55,44 +56,38 @@ int cmd_matrix(const std::vector<std::string>& argv) {
     if (op_filter && *op_filter != op->name()) continue;
     std::cout << fmt::format("{:<36}", op->name()) << std::flush;
     std::vector<std::string> details;
+    const std::vector<CaseEntry> entries = op_cases(*op, {.max_tier = tier});
     for (Backend* b : backends) {
       Tally t;
-      for (const CaseSpec& spec : op->cases()) {
-        if (spec.tier > tier) continue;
-        for (DType dt : spec.dtypes) {
-          op->check_params(spec.params);
-          const Problem pr = make_problem(*op, spec.params, dt);
-          if (const Support s = b->supports(pr); !s.ok) {
+      for (const CaseEntry& e : entries) {
+        // "cpu gemm m1_n1_k1/F32": the backend and the case, as every detail line names them.
+        const std::string which = fmt::format("{} {} {}", b->name(), op->name(), e.name());
+        const Problem pr = e.problem();
+        if (const Support s = b->supports(pr); !s.ok) {
+          ++t.unsupported;
+          if (a.has("verbose")) details.push_back(fmt::format("  skip {}: {}\n", which, s.reason));
+          continue;
+        }
+        const Case c = generate_case(pr, e.seed());
+        const Verdict v = check_case(*b, c, b->deterministic(*op));
+        const KnownFailure* known = find_known_failure(b->name(), op->name(), e.case_name(), std::string(dtype_name(e.dtype)));
+        switch (classify(v, known)) {
+          case Outcome::Unsupported:  // refused at plan or launch time: a "no", as from supports()
             ++t.unsupported;
-            if (a.has("verbose"))
-              details.push_back(fmt::format("  skip {} {} {}/{}: {}\n", b->name(), op->name(), spec.name,
-                                            dtype_name(dt), s.reason));
-            continue;
-          }
-          const Case c = generate_case(pr, case_seed(*op, spec.name, dt));
-          const Verdict v = check_case(*b, c, b->deterministic(*op));
-          const KnownFailure* known = find_known_failure(b->name(), op->name(), spec.name, std::string(dtype_name(dt)));
-          switch (classify(v, known)) {
-            case Outcome::Unsupported:  // refused at plan or launch time: a "no", as from supports()
-              ++t.unsupported;
-              if (a.has("verbose"))
-                details.push_back(fmt::format("  skip {} {} {}/{}: {}\n", b->name(), op->name(), spec.name,
-                                              dtype_name(dt), v.unsupported));
-              break;
-            case Outcome::Pass: ++t.pass; break;
-            case Outcome::Known: ++t.known; break;
-            case Outcome::Fail:
-              ++t.fail;
-              details.push_back(fmt::format("  FAIL {} {} {}/{} seed={}\n{}", b->name(), op->name(), spec.name,
-                                            dtype_name(dt), *c.seed, v.describe(true)));
-              break;
-            case Outcome::UnexpectedPass:
-              ++t.fail;
-              details.push_back(fmt::format("  FAIL {} {} {}/{}: unexpected pass of a known failure (remove it "
-                                            "from conformance/known_failures.cpp): {}\n",
-                                            b->name(), op->name(), spec.name, dtype_name(dt), known->reason));
-              break;
-          }
+            if (a.has("verbose")) details.push_back(fmt::format("  skip {}: {}\n", which, v.unsupported));
+            break;
+          case Outcome::Pass: ++t.pass; break;
+          case Outcome::Known: ++t.known; break;
+          case Outcome::Fail:
+            ++t.fail;
+            details.push_back(fmt::format("  FAIL {} seed={}\n{}", which, *c.seed, v.describe(true)));
+            break;
+          case Outcome::UnexpectedPass:
+            ++t.fail;
+            details.push_back(fmt::format("  FAIL {}: unexpected pass of a known failure (remove it "
+                                          "from conformance/known_failures.cpp): {}\n",
+                                          which, known->reason));
+            break;
         }
       }
       failures += t.fail;

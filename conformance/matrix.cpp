@@ -1,6 +1,6 @@
 // The conformance matrix: every backend x op x case x dtype, plus every backend x golden file,
 // registered as GoogleTest tests named so that the name is the repro filter:
-//   <backend>/<op>.<case>/<dtype>          e.g.  cpu/flash_attention.gqa8_causal/BF16
+//   <backend>/<op>.<case>/<dtype>          e.g.  cpu/flash_attention.chunked_prefill_gqa8_hd96/BF16
 //   <backend>/<op>.<case>/<dtype>/steps    one launch run on several steps of new values (steps.cpp)
 //   <backend>/golden.<file stem>
 // Flags (before GoogleTest's own): --backend=NAME --op=NAME --family=NAME --tier=smoke|ci|full
@@ -14,6 +14,7 @@
 #include "conformance/known_failures.h"
 #include "conformance/options.h"
 #include "conformance/steps.h"
+#include "core/case_list.h"
 #include "core/collective.h"
 
 namespace ts {
@@ -37,7 +38,7 @@ void report_failure(const Options& opt, const std::string& test_name, Tier tier,
     check(world().rank() == 0, "rank 0 writes it");
     fs::create_directories(opt.failures_dir);
     file = (fs::path(opt.failures_dir) /
-            fmt::format("{}__{}__{}__{}.safetensors", b.name(), c.op->name(), case_name, dtype_name(c.dtype)))
+            fmt::format("{}__{}.safetensors", b.name(), case_file_stem(c.op->name(), case_name, c.dtype)))
                .string();
     write_safetensors(file, case_to_file(*c.op, c.params, c.tensors, c.expected, c.seed));
   } catch (const Error& e) {
@@ -67,29 +68,26 @@ void judge(const Options& opt, const std::string& test_name, Tier tier, Backend&
 
 class CaseTest : public ::testing::Test {
  public:
-  CaseTest(const Options& o, std::string test_name, std::string backend, const Op& op, CaseSpec spec, DType dt)
-      : o_(o), name_(std::move(test_name)), backend_(std::move(backend)), op_(op), spec_(std::move(spec)), dt_(dt) {}
+  CaseTest(const Options& o, std::string backend, const CaseEntry& e)
+      : o_(o), name_(e.test_name(backend)), backend_(std::move(backend)), e_(e) {}
   void TestBody() override {
     Backend& b = backend(backend_);
     if (!b.availability().ok) GTEST_SKIP() << "backend " << backend_ << " unavailable: " << b.availability().detail;
-    op_.check_params(spec_.params);
-    const Problem pr = make_problem(op_, spec_.params, dt_);
+    const Problem pr = e_.problem();
     if (auto s = b.supports(pr); !s.ok) GTEST_SKIP() << "unsupported: " << s.reason;
-    const uint64_t seed = case_seed(op_, spec_.name, dt_) ^ o_.seed;
+    const uint64_t seed = e_.seed() ^ o_.seed;
     RecordProperty("seed", std::to_string(seed));  // in --gtest_output=xml/json for every case
-    RecordProperty("params", params_str(op_.to_map(spec_.params)));
+    RecordProperty("params", params_str(e_.op->to_map(e_.spec->params)));
     // Every generated case says how to get it back alone, pass or fail.
-    std::cout << fmt::format("[ SEED     ] {} seed={} rerun: {}\n", name_, seed, rerun_command(o_, name_, spec_.tier));
+    std::cout << fmt::format("[ SEED     ] {} seed={} rerun: {}\n", name_, seed, rerun_command(o_, name_, e_.tier()));
     const Case c = generate_case(pr, seed);
-    judge(o_, name_, spec_.tier, b, c, spec_.name);
+    judge(o_, name_, e_.tier(), b, c, e_.case_name());
   }
 
  private:
   const Options& o_;
   std::string name_, backend_;
-  const Op& op_;
-  CaseSpec spec_;
-  DType dt_;
+  CaseEntry e_;
 };
 
 class GoldenTest : public ::testing::Test {
@@ -118,34 +116,30 @@ class GoldenTest : public ::testing::Test {
 }  // namespace
 
 int register_matrix(const Options& o) {
+  CaseFilter f{.max_tier = o.tier, .op = o.op, .family = o.family};
+  // Under mpiexec: the collective cases of this world only.
+  if (o.world)
+    f.keep = [&o](const Op& op, const CaseSpec& spec) {
+      return is_collective(op) && op.to_map(spec.params).at("world_size") == std::to_string(o.world);
+    };
+  const std::vector<CaseEntry> entries = enumerate_cases(f);
   int n = 0;
   for (const std::string& bname : backend_names()) {
     if (!o.backend.empty() && o.backend != bname) continue;
-    for (const Op* op : all_ops()) {
-      if (!o.op.empty() && o.op != op->name()) continue;
-      if (!o.family.empty() && o.family != op->family()) continue;
-      if (o.world && !is_collective(*op)) continue;
-      for (const CaseSpec& spec : op->cases()) {
-        if (spec.tier > o.tier) continue;
-        if (o.world && op->to_map(spec.params).at("world_size") != std::to_string(o.world)) continue;
-        for (DType dt : spec.dtypes) {
-          const std::string suite = bname + "/" + op->name();
-          const std::string test = spec.name + "/" + std::string(dtype_name(dt));
-          const std::string full = suite + "." + test;
-          ::testing::RegisterTest(suite.c_str(), test.c_str(), nullptr, nullptr, __FILE__, __LINE__,
-                                  [=, &o]() -> ::testing::Test* { return new CaseTest(o, full, bname, *op, spec, dt); });
-          ++n;
-          // One prepared launch run on several steps of new values: at the case's first dtype (the
-          // plan's value-independence does not vary with the dtype; the matrix covers the others).
-          if (dt == spec.dtypes.front()) register_steps_test(o, bname, *op, spec, dt), ++n;
-        }
-      }
+    for (const CaseEntry& e : entries) {
+      const std::string suite = e.test_suite(bname), test = e.name();
+      ::testing::RegisterTest(suite.c_str(), test.c_str(), nullptr, nullptr, __FILE__, __LINE__,
+                              [=, &o]() -> ::testing::Test* { return new CaseTest(o, bname, e); });
+      ++n;
+      // One prepared launch run on several steps of new values: at the case's first dtype (the
+      // plan's value-independence does not vary with the dtype; the matrix covers the others).
+      if (e.dtype == e.spec->dtypes.front()) register_steps_test(o, bname, e), ++n;
     }
     if (o.golden_dir.empty() || !fs::is_directory(o.golden_dir)) continue;
     for (const auto& entry : fs::recursive_directory_iterator(o.golden_dir)) {
       if (entry.path().extension() != ".safetensors") continue;
       const std::string stem = entry.path().stem().string();
-      const std::string op_name = stem.substr(0, stem.find("__"));
+      const std::string op_name(op_of_file_stem(stem));
       if (!o.op.empty() && o.op != op_name) continue;
       const Op* op = find_op(op_name);
       if (op && !o.family.empty() && o.family != op->family()) continue;

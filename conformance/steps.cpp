@@ -66,8 +66,9 @@ Verdict judge_step(Backend& b, const Case& c, const TensorMap& io) {
 
 class StepsTest : public ::testing::Test {
  public:
-  StepsTest(const Options& o, std::string test_name, std::string backend, const Op& op, CaseSpec spec, DType dt)
-      : o_(o), name_(std::move(test_name)), backend_(std::move(backend)), op_(op), spec_(std::move(spec)), dt_(dt) {}
+  StepsTest(const Options& o, std::string test_name, std::string backend, const CaseEntry& e)
+      : o_(o), name_(std::move(test_name)), backend_(std::move(backend)), op_(*e.op), spec_(*e.spec), dt_(e.dtype),
+        seed_(e.seed()) {}
 
   void TestBody() override {
     Backend& b = backend(backend_);
@@ -78,7 +79,7 @@ class StepsTest : public ::testing::Test {
     // A case the matrix already lists as failing fails its steps too: its own test reports it.
     if (const KnownFailure* k = find_known_failure(b.name(), op_.name(), spec_.name, std::string(dtype_name(dt_))))
       GTEST_SKIP() << "known failure of the case itself: " << k->reason;
-    const uint64_t seed = case_seed(op_, spec_.name, dt_) ^ o_.seed;
+    const uint64_t seed = seed_ ^ o_.seed;
     std::cout << fmt::format("[ SEED     ] {} seed={}\n", name_, seed);
     Case c = generate_case(pr, seed);
     TensorMap io = working_set(c);
@@ -120,19 +121,17 @@ class StepsTest : public ::testing::Test {
   const Options& o_;
   std::string name_, backend_;
   const Op& op_;
-  CaseSpec spec_;
+  const CaseSpec& spec_;
   DType dt_;
+  uint64_t seed_;
 };
 
 }  // namespace
 
-void register_steps_test(const Options& o, const std::string& backend_name, const Op& op, const CaseSpec& spec,
-                         DType dt) {
-  const std::string suite = backend_name + "/" + op.name();
-  const std::string test = spec.name + "/" + std::string(dtype_name(dt)) + "/steps";
-  const std::string full = suite + "." + test;
+void register_steps_test(const Options& o, const std::string& backend_name, const CaseEntry& e) {
+  const std::string suite = e.test_suite(backend_name), test = e.name() + "/steps", full = suite + "." + test;
   ::testing::RegisterTest(suite.c_str(), test.c_str(), nullptr, nullptr, __FILE__, __LINE__,
-                          [=, &o, &op]() -> ::testing::Test* { return new StepsTest(o, full, backend_name, op, spec, dt); });
+                          [=, &o]() -> ::testing::Test* { return new StepsTest(o, full, backend_name, e); });
 }
 
 }  // namespace ts

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 
+#include "core/case_list.h"
 #include "core/memory_budget.h"
 
 namespace ts {
@@ -78,7 +79,7 @@ SafetensorsFile case_to_file(const Op& op, const Params& p, const TensorMap& inp
 }
 
 uint64_t case_seed(const Op& op, const std::string& case_name, DType dt) {
-  return stable_hash(op.name() + "/" + case_name + "/" + std::string(dtype_name(dt)));
+  return stable_hash(case_key(op.name(), case_name, dt));
 }
 
 Case named_case(const Op& op, const std::string& name, const std::string& dtype, std::optional<uint64_t> seed) {

@@ -147,7 +147,7 @@ struct Problem {
   const TensorDecl* decl(std::string_view name) const;  // nullptr when not declared
   DType dtype_of(std::string_view name) const;          // Error when not declared
   std::vector<std::string> output_names() const;         // outputs and in-outs, in order
-  // "gemm_quant kind=Q4_K" or "gemm": the coverage manifests' unit.
+  // "gemm_quant kind=Q4_K" or "gemm": a row of `touchstone list`.
   std::string op_variant() const;
 };
 

@@ -8,13 +8,7 @@ namespace ts {
 std::unique_ptr<Backend> ReferenceBackend::create() {
   KernelTable k;
 #define X(name, P) k.add(ops::name, ref::name);
-#include "core/ops/core_ops.inc"
-#include "core/ops/quant_ops.inc"
-#include "core/ops/moe_ops.inc"
-#include "core/ops/paged_ops.inc"
-#include "core/ops/kv_ops.inc"
-#include "core/ops/tensor_ops.inc"
-#include "core/ops/collective_ops.inc"
+#include "core/ops/all_ops.inc"
 #undef X
   return std::make_unique<HostBackend>(kName, std::move(k));
 }

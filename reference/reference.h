@@ -3,24 +3,13 @@
 // fast-math and without FMA contraction, so every machine produces the same bits (the goldens).
 // The exception: the GGUF block formats (quant_blocks.cpp) compute in float, in ggml's order, since
 // ggml's float code is their definition.
-#include "core/ops/core_params.h"
-#include "core/ops/quant_params.h"
-#include "core/ops/moe_params.h"
-#include "core/ops/paged_params.h"
-#include "core/ops/tensor_params.h"
-#include "core/ops/collective_params.h"
+#include "core/ops/all_params.h"
 #include "core/tensor.h"
 
 namespace ts::ref {
 
 #define X(name, P) void name(const P& p, TensorMap& t);
-#include "core/ops/core_ops.inc"
-#include "core/ops/quant_ops.inc"
-#include "core/ops/moe_ops.inc"
-#include "core/ops/paged_ops.inc"
-#include "core/ops/kv_ops.inc"
-#include "core/ops/tensor_ops.inc"
-#include "core/ops/collective_ops.inc"
+#include "core/ops/all_ops.inc"
 #undef X
 
 }  // namespace ts::ref

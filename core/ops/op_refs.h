@@ -4,12 +4,7 @@
 // string, so a misspelt or stale op name does not compile and a kernel's parameter struct is the op's.
 #include <string_view>
 
-#include "core/ops/core_params.h"
-#include "core/ops/quant_params.h"
-#include "core/ops/moe_params.h"
-#include "core/ops/paged_params.h"
-#include "core/ops/tensor_params.h"
-#include "core/ops/collective_params.h"
+#include "core/ops/all_params.h"
 
 namespace ts {
 
@@ -20,13 +15,7 @@ template <class P> struct OpRef {
 
 namespace ops {
 #define X(name, P) inline constexpr OpRef<P> name{#name};
-#include "core/ops/core_ops.inc"
-#include "core/ops/quant_ops.inc"
-#include "core/ops/moe_ops.inc"
-#include "core/ops/paged_ops.inc"
-#include "core/ops/kv_ops.inc"
-#include "core/ops/tensor_ops.inc"
-#include "core/ops/collective_ops.inc"
+#include "core/ops/all_ops.inc"
 #undef X
 }  // namespace ops
 
