@@ -43,6 +43,12 @@ enum class KvAddr : uint32_t {
   TS_KV_ADDRS(TS_K)
 #undef TS_K
 };
+// Where a RoPE writer puts its head vectors (core/kinds.inc's TS_POOL_DESTS).
+enum class PoolDest : uint32_t {
+#define TS_K(NAME, num) NAME = num,
+  TS_POOL_DESTS(TS_K)
+#undef TS_K
+};
 
 namespace kinds_detail {
 // A list's numbers are its order, so the enums above, their name tables and the kernels' constants
@@ -57,8 +63,10 @@ constexpr int kQuantNums[] = {TS_QUANT_KINDS(TS_K)};
 constexpr int kKvNums[] = {TS_KV_DTYPES(TS_K)};
 constexpr int kSeqNums[] = {TS_SEQ_MODES(TS_K)};
 constexpr int kAddrNums[] = {TS_KV_ADDRS(TS_K)};
+constexpr int kDestNums[] = {TS_POOL_DESTS(TS_K)};
 #undef TS_K
-static_assert(numbered_in_order(kSeqNums) && numbered_in_order(kAddrNums), "core/kinds.inc: modes are numbered 0, 1, ...");
+static_assert(numbered_in_order(kSeqNums) && numbered_in_order(kAddrNums) && numbered_in_order(kDestNums),
+              "core/kinds.inc: modes are numbered 0, 1, ...");
 static_assert(numbered_in_order(kQuantNums), "core/kinds.inc: TS_QUANT_KINDS must number its rows 0, 1, ...");
 static_assert(numbered_in_order(kKvNums), "core/kinds.inc: TS_KV_DTYPES must number its rows 0, 1, ...");
 }  // namespace kinds_detail

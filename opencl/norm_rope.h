@@ -4,16 +4,17 @@
 #include <cstdint>
 #include <string>
 
+#include "core/kinds.h"
 #include "core/ops/core_params.h"
 #include "plan.h"
 
 namespace ts::ocl {
 
 // A paged pool as a destination: token t goes to position pos[t] of sequence seq[t] through `tables`
-// (rope.cl's DST modes: 1 ferrum, 2 vLLM key, 3 vLLM value). The View's tok_stride is then the
-// distance between blocks, its head_stride that between kv heads within a block.
+// as `dest` (core/kinds.h's PoolDest, rope.cl's -DDST: ferrum, vLLM key or vLLM value). The View's
+// tok_stride is then the distance between blocks, its head_stride that between kv heads within a block.
 struct PagedDst {
-  int mode;
+  PoolDest dest;
   cl_mem pos, seq;
   std::string tables;
   int64_t table_width, block_size, x;

@@ -33,9 +33,9 @@ struct PoolDsts {
 };
 PoolDsts pool_dsts(bool vllm, cl_mem pos, cl_mem seq, const char* tables, int64_t width, int64_t block_size,
                    int64_t x) {
-  const PagedDst k{vllm ? 2 : 1, pos, seq, tables, width, block_size, vllm ? x : 0};
+  const PagedDst k{vllm ? PoolDest::VLLM_KEY : PoolDest::FERRUM, pos, seq, tables, width, block_size, vllm ? x : 0};
   PagedDst v = k;
-  v.mode = vllm ? 3 : 1;
+  v.dest = vllm ? PoolDest::VLLM_VALUE : PoolDest::FERRUM;
   return {k, v};
 }
 

@@ -79,7 +79,7 @@ void gguf_gemm(Planner& pl, QuantKind kind, cl_mem a, cl_mem w, cl_mem out, int6
     }
     check(wg >= 32, "OpenCL decode GEMV: the device's work-groups ({} items) are below 32", pl.limits().max_work_group);
     pl.dispatch(pl.kernel("gemv_quant_m1.cl", "gemv_quant_m1",
-                          fmt::format("-DQK={} -DR={} -DWG={}", static_cast<int>(kind), rows, wg)),
+                          fmt::format("-DKIND={0} -DKIND_{0} -DR={1} -DWG={2}", enum_name(kind), rows, wg)),
                 {ceil_div(n_rows, rows) * wg}, {wg}, a, w, out, n_rows, n_cols, ocol0);
     return;
   }

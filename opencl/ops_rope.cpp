@@ -30,7 +30,7 @@ void norm_rope(Planner& pl, const NormRope& n, const View& src, const View& dst)
   a.use_positions = n.positions != nullptr, a.pos_offset = n.pos_offset, a.mode = n.mode, a.hd = n.hd;
   a.rotary_dim = rot, a.eps = n.eps;
   a.table_width = pd ? pd->table_width : 0, a.block_size = pd ? pd->block_size : 1, a.kx = pd ? pd->x : 1;
-  pl.dispatch(pl.kernel("rope.cl", "norm_rope", pd ? fmt::format("-DDST={}", pd->mode) : ""),
+  pl.dispatch(pl.kernel("rope.cl", "norm_rope", pd ? fmt::format("-DDST={}", static_cast<uint32_t>(pd->dest)) : ""),
               {g, size_t(n.tokens), size_t(n.heads)}, {g, 1, 1}, pl.args(pack(a)), pl.buf(src.name),
               pl.buf(dst.name), pl.buf(n.norm_w), pl.buf("cos"), pl.buf("sin"), n.positions ? n.positions : any,
               pd ? pd->pos : any, pd ? pd->seq : any, pd ? pl.buf(pd->tables) : any,

@@ -15,8 +15,9 @@ namespace ts::vk {
 
 namespace {
 // One rope.comp dispatch: rows x heads rows of hd, read at so + t s_tok + h hd, written at
-// dof + h d_head + t d_tok, or (dest != Affine) into a pool slot through a block table.
-enum class Dest : uint32_t { Affine = 0, Ferrum = 1, VllmKey = 2, VllmValue = 3 };
+// dof + h d_head + t d_tok, or (dest != AFFINE) into a pool slot through a block table.
+// Destinations are core/kinds.h's PoolDest, rope.comp's DEST_* (kinds.glsl).
+using Dest = PoolDest;
 struct Rope {
   std::string src, dst, w, positions;  // w, positions: any tensor when unused (never read)
   int64_t rows = 1, heads = 1, hd = 1, rotary_dim = 0, mode = 0;
@@ -26,7 +27,7 @@ struct Rope {
   std::string cu;
   int64_t num_seqs = 0;
   // Paged destinations: the tables, pool positions from cache_len (one sequence) or the row's own.
-  Dest dest = Dest::Affine;
+  Dest dest = Dest::AFFINE;
   std::string tables;
   int64_t cache_len = 0, block_size = 1, width = 0, x = 1;
 };
@@ -62,7 +63,7 @@ struct SplitTo {
 std::vector<Dispatch> split_norm_rope(const Target& tg, const SplitQkvNormRopeParams& p, const SplitTo& to) {
   const int64_t hd = p.head_dim, w = (p.q_heads + 2 * p.kv_heads) * hd;
   Rope base = to.paged;
-  base.dest = Dest::Affine;
+  base.dest = Dest::AFFINE;
   base.src = "qkv", base.rows = p.tokens, base.hd = hd, base.rotary_dim = p.rotary_dim, base.mode = p.qk_mode;
   base.eps = p.eps, base.s_tok = w, base.d_tok = hd, base.pos_offset = p.pos_offset;
   Rope q = base, k = base, v = base;
@@ -73,7 +74,7 @@ std::vector<Dispatch> split_norm_rope(const Target& tg, const SplitQkvNormRopePa
   k.dof = to.row0 * hd, k.d_head = to.cap * hd;
   v = k;
   v.dst = to.v, v.mode = 0, v.so = to.src0 + (p.q_heads + p.kv_heads) * hd;
-  if (v.dest == Dest::VllmKey) v.dest = Dest::VllmValue;
+  if (v.dest == Dest::VLLM_KEY) v.dest = Dest::VLLM_VALUE;
   return {rope(tg, q), rope(tg, k), rope(tg, v)};
 }
 
@@ -82,7 +83,7 @@ Rope pool_dest(paged::Layout layout, int64_t block_size, int64_t width, int64_t 
                const Target& tg) {
   Rope r;
   const bool vllm = layout == paged::Layout::Vllm;
-  r.dest = vllm ? Dest::VllmKey : Dest::Ferrum;
+  r.dest = vllm ? Dest::VLLM_KEY : Dest::FERRUM;
   r.tables = tables, r.block_size = block_size, r.width = width;
   r.x = vllm ? (x ? x : paged::vllm_x(tg.dtype)) : 1;
   check(r.x > 0 && (r.x & (r.x - 1)) == 0, "vulkan: vLLM's x = {} is not a power of two", r.x);

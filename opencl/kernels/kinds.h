@@ -30,5 +30,6 @@ inline float kv_code_max(int kind) {
 
 #define TS_CL_SEQ(NAME, num) SEQ_##NAME = num,
 #define TS_CL_ADDR(NAME, num) ADDR_##NAME = num,
-enum { TS_SEQ_MODES(TS_CL_SEQ) TS_KV_ADDRS(TS_CL_ADDR) };
+#define TS_CL_DEST(NAME, num) DEST_##NAME = num,
+enum { TS_SEQ_MODES(TS_CL_SEQ) TS_KV_ADDRS(TS_CL_ADDR) TS_POOL_DESTS(TS_CL_DEST) };
 #endif

@@ -4,14 +4,24 @@
 // [max_pos, rotary_dim/2]) and written at any token / head strides: token-major in, head-major or
 // token-major out, into a plain tensor or a cache. mode 0 transpose only, 1 norm then RoPE, 2 RoPE only.
 // Positions: positions[token] when use_positions, else pos_offset + token.
-// -DDST (into a paged pool): 0 the strides above; else token t goes to pool position dst_pos[t] of
-// sequence dst_seq[t], slot pos % block_size of block tables[seq][pos / block_size] (blocks
-// dst_tok_stride elements apart, kv heads dst_head_stride apart within a block), as 1 a ferrum row,
-// 2 vLLM's key (groups of kx channels, block_size * kx apart) or 3 vLLM's value (channel-major).
+// -DDST, a DEST_* of core/kinds.inc's TS_POOL_DESTS (kinds.h): DEST_AFFINE the strides above; else
+// token t goes to pool position dst_pos[t] of sequence dst_seq[t], slot pos % block_size of block
+// tables[seq][pos / block_size] (blocks dst_tok_stride elements apart, kv heads dst_head_stride apart
+// within a block), as a ferrum row, vLLM's key (groups of kx channels, block_size * kx apart) or vLLM's
+// value (channel-major). DST is a build constant: the branches below on it fold away.
+#include "kinds.h"
 #include "rope_args.h"
 #ifndef DST
-#define DST 0
+#define DST DEST_AFFINE
 #endif
+
+// Element c of a destination row that starts at o (its pool slot `slot` where the row is in a pool).
+inline size_t dest_at(size_t o, int c, uint slot, int hd, int block_size, int kx) {
+  if (DST == DEST_FERRUM) return o + (size_t)slot * hd + c;
+  if (DST == DEST_VLLM_KEY) return o + (size_t)(c / kx) * block_size * kx + (size_t)slot * kx + c % kx;
+  if (DST == DEST_VLLM_VALUE) return o + (size_t)c * block_size + slot;
+  return o + c;
+}
 // Scalars by name in NormRopeArgs (rope_args.h); local memory: the vector (hd floats), then the
 // reduction's (one float per work-item).
 __kernel void norm_rope(__constant NormRopeArgs* args, __global const st_t* src, __global st_t* dst,
@@ -40,28 +50,22 @@ __kernel void norm_rope(__constant NormRopeArgs* args, __global const st_t* src,
   const size_t pos = use_positions ? positions[t] : (size_t)(pos_offset + t);
   __global const st_t* cs = cos_t + pos * half_rot;
   __global const st_t* sn = sin_t + pos * half_rot;
-#if DST == 0
-  const size_t o = dst_off + (size_t)t * dst_tok_stride + (size_t)h * dst_head_stride;
-#define DST_AT(c) (o + (c))
-#else
-  const uint dp = dst_pos[t], slot = dp % block_size;
-  const size_t o = dst_off + (size_t)tables[(size_t)dst_seq[t] * table_width + dp / block_size] * dst_tok_stride +
-                   (size_t)h * dst_head_stride;
-#if DST == 1
-#define DST_AT(c) (o + (size_t)slot * hd + (c))
-#elif DST == 2
-#define DST_AT(c) (o + (size_t)((c) / kx) * block_size * kx + (size_t)slot * kx + (c) % kx)
-#else
-#define DST_AT(c) (o + (size_t)(c) * block_size + slot)
-#endif
-#endif
+  size_t o = dst_off + (size_t)h * dst_head_stride;
+  uint slot = 0;
+  if (DST == DEST_AFFINE) {
+    o += (size_t)t * dst_tok_stride;
+  } else {
+    const uint dp = dst_pos[t];
+    slot = dp % block_size;
+    o += (size_t)tables[(size_t)dst_seq[t] * table_width + dp / block_size] * dst_tok_stride;
+  }
   for (int c = lid; c < hd; c += g) {
     float y = xs[c];
     if (mode != 0 && c < rotary_dim) {
       y = c < half_rot ? xs[c] * LD(cs, c) - xs[c + half_rot] * LD(sn, c)
                        : xs[c] * LD(cs, c - half_rot) + xs[c - half_rot] * LD(sn, c - half_rot);
     }
-    ST(dst, DST_AT(c), y);
+    ST(dst, dest_at(o, c, slot, hd, block_size, kx), y);
   }
 }
 

@@ -59,6 +59,8 @@ float kv_code_max(uint kind) {
 #define TS_GLSL_MODE(prefix, NAME, num) const uint prefix##NAME = uint(num);
 #define TS_GLSL_SEQS(NAME, num) TS_GLSL_MODE(SEQS_, NAME, num)
 #define TS_GLSL_ADDR(NAME, num) TS_GLSL_MODE(ADDR_, NAME, num)
+#define TS_GLSL_DEST(NAME, num) TS_GLSL_MODE(DEST_, NAME, num)
 TS_SEQ_MODES(TS_GLSL_SEQS)
 TS_KV_ADDRS(TS_GLSL_ADDR)
+TS_POOL_DESTS(TS_GLSL_DEST)
 #endif

@@ -25,11 +25,7 @@ BUF_IDX(5, positions)
 BUF_IDX(6, tables)
 BUF_IDX(7, cu)
 #include "rope_push.glsl"  // the push block p
-
-#define DEST_AFFINE 0u
-#define DEST_FERRUM 1u
-#define DEST_VLLM_KEY 2u
-#define DEST_VLLM_VALUE 3u
+#include "kinds.glsl"      // DEST_*: core/kinds.inc's TS_POOL_DESTS
 
 // Element i of the destination row whose base `row` dest_row gave.
 uint dest_index(uint row, uint i) {
