@@ -28,7 +28,12 @@ struct CollectiveCall {
 CollectiveCall call_of(const AllReduceParams& p, DType dt);
 CollectiveCall call_of(const AllGatherParams& p, DType dt);
 CollectiveCall call_of(const CollectiveBroadcastParams& p, DType dt);
-CollectiveCall collective_call(const Problem& pr);  // the call_of of its op; an Error for another family
+CollectiveCall collective_call(const Problem& pr);  // the call_of of its op; an Error for another op
+
+// Of any op of the family (the data collectives and the tensor-parallel pair): the case's world, and
+// what the ranks compare before data moves ("tp_gemm_pair F32 world_size=2 m=5 k=67 hidden=16 n=33").
+int64_t case_world_size(const Problem& pr);
+std::string describe_case_call(const Problem& pr);
 
 // Whether this process's world runs the case: a "no" naming both worlds (the conformance matrix
 // under mpiexec -n 2 skips the cases of other worlds with it).
@@ -41,6 +46,8 @@ Support device_collective_support(const Problem& pr, std::string_view backend);
 // the same call (op, dtype, len, reduce, src_rank). Otherwise an Error on every rank, naming the
 // first rank that differs from rank 0 and both calls.
 void agree_on_call(const CollectiveCall& c);
+// The same for any case of the family (describe_case_call is what the ranks compare).
+void agree_on_case(const Problem& pr);
 
 // This rank's collective on host buffers: x holds len elements, out out_len(). F16 and BF16 reductions
 // are widened to F32 first and rounded once at the end, so their sums accumulate in F32.

@@ -12,6 +12,9 @@ bad_src_rank, bad_len, missing_x
                 bad case files: one line, exit 1 on every rank, no output file
 rank_dies       a rank killed inside the collective: the others end with one line each, never a hang
 rank_stalls     a rank stopped inside the collective: the others' watchdog ends them with one line
+tp_pair         the tensor-parallel gemm pair on --backend over 2 and 4 ranks: run, judge and check PASS
+                with the derived tolerance printed; an error 1.5 x that bound injected into one rank's
+                output fails the judge and half of it passes; hidden not a multiple of the world: one line
 A build without MPI exits 77 (CTest's skip) with the reason, unless TOUCHSTONE_REQUIRE_BACKENDS names mpi.
 """
 import argparse
@@ -185,6 +188,59 @@ def rank_stalls(c):
         expect(sum(f"rank {r}:" in line for line in lines) <= 1, f"rank_stalls: rank {r} printed twice: {lines}")
 
 
+def f32_values(raw):
+    return list(struct.unpack(f"<{len(raw) // 4}f", raw))
+
+
+def tp_pair(c):
+    import re
+    for case, w, dtype in [("w2_m5_k67_h16_n33", 2, "F32"), ("w2_m5_k67_h16_n33", 2, "BF16"),
+                           ("w4_m1_k128_h128_n96", 4, "F32"), ("w4_m1_k128_h128_n96", 4, "F16")]:
+        what = f"tp_pair {case} {dtype} on {c.backend}"
+        case_path = c.gen("tp_gemm_pair", case, dtype)
+        out = os.path.join(c.tmp, f"out_tp_{case}_{dtype}.safetensors")
+        rc, stdout, err, _ = c.mpi(w, "run", case_path, "--backend", c.backend, "--out", out)
+        expect(rc == 0 and stdout.count("wrote") == 1, f"{what}: run exit {rc}: {stdout}{err.strip()}")
+        if rc != 0:
+            continue
+        meta, t = tensors_of(out)
+        expect(sorted(t) == sorted(f"out.{r}" for r in range(w)), f"{what}: outputs {sorted(t)}")
+        rc, stdout, err, _ = run([c.cli, "judge", case_path, out])
+        expect(rc == 0, f"{what}: judge exit {rc}: {stdout}{err}")
+        rc, stdout, err, _ = c.mpi(w, "check", case_path, "--backend", c.backend)
+        expect(rc == 0 and stdout.count("PASS") == 1, f"{what}: check exit {rc}: {stdout}{err}")
+        expect(f"tensor-parallel pair over {w} ranks" in stdout, f"{what}: no derivation printed: {stdout}")
+        if dtype != "F32":
+            continue
+        # One rank's largest output moved by 1.5 x its bound fails the judge; by half of it, passes.
+        m = re.search(r"out\.1 .*?\n\s*tolerance: atol=([0-9.e+-]+) rtol=([0-9.e+-]+)", stdout)
+        expect(m is not None, f"{what}: no tolerance of out.1 printed: {stdout}")
+        if m is None:
+            continue
+        atol, rtol = float(m.group(1)), float(m.group(2))
+        _, case_t = tensors_of(case_path)
+        want = f32_values(case_t["expected.out.1"][2])
+        i = max(range(len(want)), key=lambda j: abs(want[j]))
+        for factor, passes in [(1.5, False), (0.5, True)]:
+            moved = list(want)
+            moved[i] = want[i] + (1 if want[i] >= 0 else -1) * factor * (atol + rtol * abs(want[i]))
+            tensors = dict(t)
+            tensors["out.1"] = ("F32", t["out.1"][1], struct.pack(f"<{len(moved)}f", *moved))
+            injected = os.path.join(c.tmp, f"injected_{factor}.safetensors")
+            write_st(injected, meta, tensors)
+            rc, stdout, err, _ = run([c.cli, "judge", case_path, injected])
+            expect((rc == 0) == passes and ("FAIL" in stdout) != passes,
+                   f"{what}: out.1[{i}] moved by {factor} x the bound: judge exit {rc}: {stdout}{err}")
+    # hidden not a multiple of the world: one line, exit 1 on every rank, no output.
+    meta, t = tensors_of(c.gen("tp_gemm_pair", "w2_m5_k67_h16_n33"))
+    meta["hidden"] = "15"
+    bad = os.path.join(c.tmp, "tp_bad_hidden.safetensors")
+    write_st(bad, meta, t)
+    out = os.path.join(c.tmp, "out.safetensors")
+    c.refused("tp_pair bad hidden", c.mpi(2, "run", bad, "--backend", c.backend, "--out", out),
+              "parameter 'hidden' is 15, not a multiple of world_size 2", out)
+
+
 SCENARIOS = {
     "run_check": run_check,
     "world_mismatch": world_mismatch,
@@ -196,6 +252,7 @@ SCENARIOS = {
     "missing_x": lambda c: bad_input(c, "missing_x", lambda m, t: t.pop("x.1"), "x.1"),
     "rank_dies": rank_dies,
     "rank_stalls": rank_stalls,
+    "tp_pair": tp_pair,
 }
 
 
