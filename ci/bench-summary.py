@@ -34,6 +34,7 @@ makes the exit status 1; "unsupported" and "(backend) unavailable" stay skips.
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 
@@ -220,9 +221,22 @@ def size_str(b):
     return f"{b} B"
 
 
+def rounds(row, key):
+    """The row's value of `key` in each round (its repetitions), or its one value."""
+    reps = row.get("_reps") or [row]
+    return [number(r, key) for r in reps if key in r]
+
+
+def median_of(row, key):
+    values = rounds(row, key)
+    return statistics.median(values) if values else None
+
+
 def summarize_collective(data, out=sys.stdout):
-    """The collective run's table: per size, each benchmark's median busbw beside MPI_Allreduce's and
-    the memory copy's of the same size (both measured in the same run), and the staging share."""
+    """The collective run's table: per size, each benchmark's busbw (the median of its rounds) beside
+    MPI_Allreduce's and the memory copy's of the same size, measured in the same run. A ratio is the
+    median of the rounds' own ratios: each round runs the two close together in time, so the load a
+    round met weighs on both sides of its ratio."""
     runs = collapse(data.get("benchmarks", []))
     ctx = data.get("context", {})
     print(f"host: {ctx.get('host_name', '?')}, {ctx.get('num_cpus', '?')} cpus, {ctx.get('touchstone_world', '?')}, "
@@ -234,9 +248,16 @@ def summarize_collective(data, out=sys.stdout):
     print(file=out)
     rows = {name: (collective_parts(name), r) for name, r in runs.items() if collective_parts(name)}
     ref = {(p[2], p[3], p[1]): r for p, r in rows.values() if p[0] == "baseline"}
+
+    def paired(r, base):
+        a, b = rounds(r, "busbw"), rounds(base, "busbw") if base else []
+        if not a or len(a) != len(b) or not all(b):
+            return None
+        return statistics.median(x / y for x, y in zip(a, b))
+
     w = max([len(n) for n in rows] + [len("benchmark")])
     header = (f"{'benchmark':<{w}} {'size':>8} {'time':>10} {'algbw GB/s':>10} {'busbw GB/s':>10} "
-              f"{'of MPI_Allreduce':>16} {'of memcpy':>9} {'staging':>8} {'rounds busbw GB/s':>18}")
+              f"{'of MPI_Allreduce':>16} {'of memcpy':>9} {'staging':>12} {'rounds busbw GB/s':>18}")
     print(header, file=out)
     print("-" * len(header), file=out)
     failed = []
@@ -245,16 +266,17 @@ def summarize_collective(data, out=sys.stdout):
             failed.append((name, r.get("error_message", "")))
             continue
         t = seconds(r)
-        busbw = number(r, "busbw")
-        mpi, copy = ref.get((p[2], p[3], "mpi_allreduce")), ref.get((p[2], p[3], "host_memcpy"))
-        of_mpi = busbw / number(mpi, "busbw") if p[1] == "all_reduce" and mpi and number(mpi, "busbw") else None
-        of_copy = busbw / number(copy, "busbw") if copy and number(copy, "busbw") else None
-        staging = r.get("staging_fraction")
-        reps = [number(x, "busbw") for x in r.get("_reps", [])]
-        spread = f"{min(reps) / 1e9:.2f}-{max(reps) / 1e9:.2f} ({len(reps)})" if len(reps) > 1 else ""
+        of_mpi = paired(r, ref.get((p[2], p[3], "mpi_allreduce"))) if p[1] == "all_reduce" else None
+        of_copy = paired(r, ref.get((p[2], p[3], "host_memcpy")))
+        staging = pct(median_of(r, "staging_fraction"))
+        if staging and median_of(r, "mapped"):
+            staging += " map"  # the share of mapping the device's buffers, not of copying them
+        reps = rounds(r, "busbw")
+        spread = f"{min(reps) / 1e9:.3f}-{max(reps) / 1e9:.3f} ({len(reps)})" if len(reps) > 1 else ""
         tstr = f"{t * 1e3:.3f} ms" if t >= 1e-3 else f"{t * 1e6:.1f} us"
-        print(f"{name:<{w}} {size_str(p[3]):>8} {tstr:>10} {number(r, 'algbw') / 1e9:>10.3f} {busbw / 1e9:>10.3f} "
-              f"{pct(of_mpi):>16} {pct(of_copy):>9} {pct(staging):>8} {spread:>18}", file=out)
+        print(f"{name:<{w}} {size_str(p[3]):>8} {tstr:>10} {median_of(r, 'algbw') / 1e9:>10.3f} "
+              f"{median_of(r, 'busbw') / 1e9:>10.3f} {pct(of_mpi):>16} {pct(of_copy):>9} {staging:>12} {spread:>18}",
+              file=out)
     failed_real = [(n, why) for n, why in failed if not why.startswith(SKIP_PREFIXES)]
     for title, items in (("skipped", [f for f in failed if f not in failed_real]), ("FAILED", failed_real)):
         if items:
