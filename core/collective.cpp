@@ -137,11 +137,13 @@ void StagedCollectiveLaunch::execute() {
     const auto t0 = clock::now();
     void* x = x_bytes_ ? map_data(x_, x_bytes_, false) : nullptr;
     void* out = out_bytes_ ? map_data(out_, out_bytes_, true) : nullptr;
+    maps_ready();
     const auto t1 = clock::now();
     run_host_collective(call_, x, out);
     const auto t2 = clock::now();
     if (out) unmap_data(out_, out);
     if (x) unmap_data(x_, x);
+    unmaps_ready();
     const auto t3 = clock::now();
     seconds_ = std::chrono::duration<double>(t3 - t0).count();
     staging_ = std::chrono::duration<double>((t1 - t0) + (t3 - t2)).count();

@@ -31,7 +31,7 @@ CollectiveCall call_of(const CollectiveBroadcastParams& p, DType dt);
 CollectiveCall collective_call(const Problem& pr);  // the call_of of its op; an Error for another op
 
 // Of any op of the family (the data collectives and the tensor-parallel pair): the case's world, and
-// what the ranks compare before data moves ("tp_gemm_pair F32 world_size=2 m=5 k=67 hidden=16 n=33").
+// what the ranks compare before data moves ("tp_gemm_pair F32 hidden=16 k=67 m=5 n=33 world_size=2").
 int64_t case_world_size(const Problem& pr);
 std::string describe_case_call(const Problem& pr);
 
@@ -90,8 +90,12 @@ class StagedCollectiveLaunch : public Launch {
   // Where maps(): the data of the tensor's buffer (`bytes`, more than 0) as host memory, for reading
   // (x) or for writing (out, whose old values are not kept), and its release, after which the device
   // sees what the host wrote.
+  // The maps and unmaps may be queued: execute() calls maps_ready() after both maps, before the host
+  // touches them, and unmaps_ready() after both unmaps (one wait each, not one per buffer).
   virtual void* map_data(const std::string& /*name*/, size_t /*bytes*/, bool /*write*/) { return nullptr; }
   virtual void unmap_data(const std::string& /*name*/, void* /*host*/) {}
+  virtual void maps_ready() {}
+  virtual void unmaps_ready() {}
 
   TensorMap& io_;
 

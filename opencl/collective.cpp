@@ -34,21 +34,23 @@ class ClCollectiveLaunch final : public StagedCollectiveLaunch {
     return clGetDeviceInfo(d, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof unified, &unified, nullptr) == CL_SUCCESS &&
            unified == CL_TRUE;
   }
-  // x mapped for reading, out for writing with its old contents dropped; blocking, so the host reads
-  // what the device's earlier commands wrote.
+  // x mapped for reading, out for writing with its old contents dropped; queued, and waited on once
+  // for both (maps_ready), so the host reads what the device's earlier commands wrote.
   void* map_data(const std::string& name, size_t bytes, bool write) override {
     cl_int rc = CL_SUCCESS;
-    void* p = clEnqueueMapBuffer(rt_.queue(), bufs_.at(name).get(), CL_TRUE,
+    void* p = clEnqueueMapBuffer(rt_.queue(), bufs_.at(name).get(), CL_FALSE,
                                  write ? CL_MAP_WRITE_INVALIDATE_REGION : CL_MAP_READ, kGuardBytes, bytes, 0, nullptr,
                                  nullptr, &rc);
     CL_CHECK(rc);
     return p;
   }
-  // Unmapped and waited on: the device's later commands (finish()'s read) see what the host wrote.
+  void maps_ready() override { CL_CHECK(clFinish(rt_.queue())); }
+  // Unmaps queued and waited on once (unmaps_ready): the device's later commands (finish()'s read)
+  // see what the host wrote.
   void unmap_data(const std::string& name, void* host) override {
     CL_CHECK(clEnqueueUnmapMemObject(rt_.queue(), bufs_.at(name).get(), host, 0, nullptr, nullptr));
-    CL_CHECK(clFinish(rt_.queue()));
   }
+  void unmaps_ready() override { CL_CHECK(clFinish(rt_.queue())); }
   void upload(const std::string& name) override {
     const Tensor& t = io_.at(name);
     CL_CHECK(clEnqueueWriteBuffer(rt_.queue(), bufs_.at(name).get(), CL_TRUE, 0, t.storage_bytes(), t.storage(), 0,

@@ -14,7 +14,8 @@ rank_dies       a rank killed inside the collective: the others end with one lin
 rank_stalls     a rank stopped inside the collective: the others' watchdog ends them with one line
 tp_pair         the tensor-parallel gemm pair on --backend over 2 and 4 ranks: run, judge and check PASS
                 with the derived tolerance printed; an error 1.5 x that bound injected into one rank's
-                output fails the judge and half of it passes; hidden not a multiple of the world: one line
+                output fails the judge and half of it passes; ranks with pairs of other shapes, and hidden
+                not a multiple of the world: one line
 A build without MPI exits 77 (CTest's skip) with the reason, unless TOUCHSTONE_REQUIRE_BACKENDS names mpi.
 """
 import argparse
@@ -255,6 +256,13 @@ def tp_pair(c):
             rc, stdout, err, _ = run([c.cli, "judge", case_path, injected])
             expect((rc == 0) == passes and ("FAIL" in stdout) != passes,
                    f"{what}: out.1[{i}] moved by {factor} x the bound: judge exit {rc}: {stdout}{err}")
+    # Two ranks with pairs of other shapes (MPMD launch): refused before any data moves, naming both.
+    out = os.path.join(c.tmp, "out.safetensors")
+    a, b = c.gen("tp_gemm_pair", "w2_m5_k67_h16_n33"), c.gen("tp_gemm_pair", "w2_m1_k128_h64_n96")
+    c.refused("tp_pair shapes differ", c.mpmd([["run", a, "--backend", c.backend, "--out", out],
+                                               ["run", b, "--backend", c.backend, "--out", out]]),
+              "ranks disagree before any data moved: rank 0 runs tp_gemm_pair F32 hidden=16 k=67 m=5 n=33 "
+              "world_size=2, rank 1 runs tp_gemm_pair F32 hidden=64 k=128 m=1 n=96 world_size=2", out)
     # hidden not a multiple of the world: one line, exit 1 on every rank, no output.
     meta, t = tensors_of(c.gen("tp_gemm_pair", "w2_m5_k67_h16_n33"))
     meta["hidden"] = "15"
