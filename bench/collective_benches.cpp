@@ -32,8 +32,6 @@ namespace ts::bench {
 
 namespace {
 
-// 8 B to 256 MiB per rank: powers of 8, then 256 MiB.
-constexpr int64_t kBytes[] = {8, 64, 512, 4096, 32768, 262144, 2097152, 16777216, 134217728, 268435456};
 constexpr const char* kOps[] = {"all_reduce", "all_gather", "broadcast"};
 
 // Calls per benchmark run: about 512 MiB per rank in all, at least 3 and at most 1000.
@@ -115,10 +113,12 @@ void run_collective(benchmark::State& st, const std::string& name, const std::st
   auto* s = setup_or_skip<CollectiveSetup>(st, name, [&] { return make_collective(b, pr); });
   if (!s) return;
   // A device's collective stages its buffers through host memory: that share of the time as a counter.
+  // Where it maps them instead (counter `mapped`), that share is the mapping's.
   std::function<double()> staging;
-  if (const auto* staged = dynamic_cast<const StagedCollectiveLaunch*>(s->launch.get()))
-    staging = [staged] { return staged->staging_seconds(); };
+  const auto* staged = dynamic_cast<const StagedCollectiveLaunch*>(s->launch.get());
+  if (staged) staging = [staged] { return staged->staging_seconds(); };
   run_timed(st, op, bytes, [&] { s->launch->execute(); }, staging);
+  if (staged) st.counters["mapped"] = staged->maps() ? 1 : 0;
   st.SetLabel(world().describe());
 }
 
@@ -159,7 +159,16 @@ void run_memcpy(benchmark::State& st, const std::string& name, int64_t bytes) {
 
 }  // namespace
 
-std::vector<std::string> register_collective_benchmarks(int rounds) {
+std::vector<int64_t> collective_sizes(bool full) {
+  // The short sweep spans latency (8 B) to bandwidth (16 MiB, past every cache) in five steps; the
+  // full one adds every power of 4 up to 256 MiB, minutes of a loaded machine's time per backend.
+  if (!full) return {8, 1 << 10, 64 << 10, 1 << 20, 16 << 20};
+  std::vector<int64_t> v{8};
+  for (int64_t b = 16; b <= (int64_t{256} << 20); b *= 4) v.push_back(b);
+  return v;
+}
+
+std::vector<std::string> register_collective_benchmarks(int rounds, bool full) {
   const int w = world().size();
   std::vector<std::string> listed;
   const auto reg = [&listed](const std::string& name, int64_t bytes, std::function<void(benchmark::State&)> fn) {
@@ -173,7 +182,18 @@ std::vector<std::string> register_collective_benchmarks(int rounds) {
         ->Unit(benchmark::kMicrosecond);
   };
   for (int round = 0; round < rounds; ++round)
-    for (int64_t bytes : kBytes) {
+    for (int64_t bytes : collective_sizes(full)) {
+      // The baselines after the backends in even rounds and before them in odd ones, so that neither
+      // side of a comparison always runs first (a round's ratio is then free of the order's effect).
+      const auto baselines = [&] {
+        if (mpi_allreduce_baseline()) {
+          const std::string name = fmt::format("baseline/mpi_allreduce_w{}_{}", w, bytes);
+          reg(name, bytes, [=](benchmark::State& st) { run_mpi_allreduce(st, name, bytes); });
+        }
+        const std::string name = fmt::format("baseline/host_memcpy_w{}_{}", w, bytes);
+        reg(name, bytes, [=](benchmark::State& st) { run_memcpy(st, name, bytes); });
+      };
+      if (round % 2) baselines();
       for (const std::string& bname : backend_names()) {
         if (bname == "reference") continue;  // computes every rank in one process: no transport to time
         for (const std::string op : kOps) {
@@ -181,12 +201,7 @@ std::vector<std::string> register_collective_benchmarks(int rounds) {
           reg(name, bytes, [=](benchmark::State& st) { run_collective(st, name, bname, op, bytes); });
         }
       }
-      if (mpi_allreduce_baseline()) {
-        const std::string name = fmt::format("baseline/mpi_allreduce_w{}_{}", w, bytes);
-        reg(name, bytes, [=](benchmark::State& st) { run_mpi_allreduce(st, name, bytes); });
-      }
-      const std::string name = fmt::format("baseline/host_memcpy_w{}_{}", w, bytes);
-      reg(name, bytes, [=](benchmark::State& st) { run_memcpy(st, name, bytes); });
+      if (round % 2 == 0) baselines();
     }
   return listed;
 }

@@ -4,6 +4,7 @@
 //   baseline/mpi_allreduce_w<W>_<bytes>      the same MPI's MPI_Allreduce on host buffers of that size
 //   baseline/host_memcpy_w<W>_<bytes>        every rank copying such a buffer at once: the memory limit
 // with counters algbw and busbw (bytes/s) as nccl-tests define them.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,9 @@ namespace ts::bench {
 // `rounds` times over, round by round, so that a comparison's contenders alternate in time (each name
 // then has `rounds` runs: take their median).
 // Returns the listed names (".../manual_time") of them all: each has a fixed iteration count.
-std::vector<std::string> register_collective_benchmarks(int rounds);
+// `full`: the whole size sweep (Options::collective_full), else the short one.
+std::vector<std::string> register_collective_benchmarks(int rounds, bool full);
+// The buffer sizes per rank, in bytes, of either sweep.
+std::vector<int64_t> collective_sizes(bool full);
 
 }  // namespace ts::bench

@@ -82,7 +82,7 @@ int main(int argc, char** argv) {
   try {
     if (collective_run) {
       benchmark::AddCustomContext("touchstone_world", ts::world().describe());
-      ran = ts::bench::run_with_stable_names(o, ts::bench::register_collective_benchmarks(o.collective_rounds));
+      ran = ts::bench::run_with_stable_names(o, ts::bench::register_collective_benchmarks(o.collective_rounds, o.collective_full));
     } else {
       ts::bench::register_baselines();
       ts::bench::register_graph_benchmarks(o);

@@ -65,6 +65,10 @@ Options take_options(int& argc, char** argv) {
       const uint64_t n = parse_unsigned("--collective-rounds", a.substr(20));
       check(n >= 1 && n <= 1000, "--collective-rounds: {} is not between 1 and 1000", n);
       o.collective_rounds = static_cast<int>(n);
+    } else if (a.rfind("--collective-sizes=", 0) == 0) {
+      const std::string v = a.substr(19);
+      check(v == "short" || v == "full", "--collective-sizes: '{}' is neither short nor full", v);
+      o.collective_full = v == "full";
     } else {
       if (a.rfind("--benchmark_min_time=", 0) == 0) o.min_time = std::atof(a.c_str() + 21);  // it checks the value
       if (a == "--benchmark_list_tests" || a == "--benchmark_list_tests=true") o.listing = true;
@@ -100,6 +104,8 @@ void print_help() {
       "                        --benchmark_list_tests prints (no /iterations:N), on any machine\n"
       "  --collective-rounds=N under mpiexec: register the collective benchmarks N times, round by round,\n"
       "                        so that a backend's collective and MPI_Allreduce alternate in time (default 1)\n"
+      "  --collective-sizes=short|full  under mpiexec: each rank's buffer 8 B, 1 KiB, 64 KiB, 1 MiB and 16 MiB\n"
+      "                        (short, the default), or 8 B and every power of 4 from 16 B to 256 MiB (full)\n"
       "\n"
       "Under mpiexec -n W every rank runs the collective family alone: collective/<backend>/<op>_w<W>_<bytes>,\n"
       "baseline/mpi_allreduce_w<W>_<bytes> and baseline/host_memcpy_w<W>_<bytes>, counters algbw and busbw\n"

@@ -18,6 +18,9 @@ struct Options {
   int64_t cold_iterations = 30;
   // --collective-rounds=N: the collective benchmarks registered N times, round by round (under mpiexec).
   int collective_rounds = 1;
+  // --collective-sizes=full: the whole sweep (8 B, then every power of 4 from 16 B to 256 MiB) instead
+  // of the short one (8 B, 1 KiB, 64 KiB, 1 MiB, 16 MiB), so a default run stays short.
+  bool collective_full = false;
   // Read (not removed) from Google Benchmark's flags, for the cap's decision.
   double min_time = 0.5;     // --benchmark_min_time (Google Benchmark 1.7's default)
   bool listing = false;      // --benchmark_list_tests: nothing runs, so nothing is probed

@@ -18,6 +18,14 @@ opencl device. Each fraction is printed with the name of the roof it is of ("62.
   ci/bench-summary.py --json results.json
   ci/bench-summary.py --filter 'gemm_quant/cpu/Q4_K_m1_' --interleave 7   # limits drift: interleave
 
+Collectives run under an MPI launcher (--mpiexec, --ranks W): touchstone-bench then runs the collective
+family alone, and --interleave N becomes --collective-rounds=N (every rank must run the same
+benchmark at the same time, so the rounds alternate in a fixed order instead of a random one). The
+table gives each size's busbw (nccl-tests' definition) as a median of the rounds, beside the same MPI's
+MPI_Allreduce and every rank's memory copy at that size, and the devices' staging share:
+
+  ci/bench-summary.py --mpiexec mpiexec --ranks 4 --interleave 5 --filter '_w4_16777216/'
+
 The default filter is the cpu backend: the OpenCL and Vulkan backends on this kind of machine run on
 PoCL and lavapipe, CPU emulations where one model-sized iteration can take tens of seconds; select
 them with --filter. With --strict, a benchmark that failed (setup, execute, a wrong baseline result)
@@ -26,6 +34,7 @@ makes the exit status 1; "unsupported" and "(backend) unavailable" stay skips.
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 
@@ -37,6 +46,9 @@ _here = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.join(_here, "..", "report"), os.path.join(_here, "report")]
 from benchruns import (BASELINE_FILTER, SKIP_PREFIXES, classify, collapse, device_roof_filter,  # noqa: E402
                        limits_from_baselines, normalised_reps, number, op_parts, seconds, short_name)
+
+
+DEFAULT_FILTER = "^[a-z_]+/cpu/"
 
 
 def default_bench():
@@ -60,10 +72,41 @@ def selected_backends(bench, filt):
     return backends
 
 
+def load_average():
+    try:
+        with open("/proc/loadavg") as f:
+            return " ".join(f.read().split()[:3])
+    except OSError:
+        return "unknown"
+
+
+def run_collective_bench(args, bench):
+    """touchstone-bench under mpiexec -n W: the collective family alone, rounds alternating in order."""
+    filt = args.filter if args.filter != DEFAULT_FILTER else "^(collective|baseline)/"
+    cmd = [args.mpiexec, "-n", str(args.ranks), bench, f"--benchmark_filter={filt}", "--benchmark_format=json",
+           f"--collective-rounds={args.interleave or 1}"] + args.extra
+    print("running:", " ".join(cmd), file=sys.stderr)
+    # Open MPI refuses more ranks than cores unless told: a 2-core machine runs 4 ranks oversubscribed.
+    env = {"OMPI_MCA_rmaps_base_oversubscribe": "1", **os.environ}
+    before = load_average()
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, env=env)
+    if proc.returncode != 0:
+        sys.exit(f"bench-summary: mpiexec touchstone-bench exited with {proc.returncode}")
+    data = json.loads(proc.stdout)
+    data.setdefault("context", {})["load_average"] = f"{before} before, {load_average()} after"
+    data["context"]["running"] = " ".join(cmd)
+    if args.save:
+        with open(args.save, "w") as f:
+            json.dump(data, f, indent=1)
+    return data
+
+
 def run_bench(args):
     bench = args.bench or default_bench()
     if not bench:
         sys.exit("bench-summary: no touchstone-bench found; pass --bench PATH")
+    if args.mpiexec:
+        return run_collective_bench(args, bench)
     baselines = BASELINE_FILTER
     devices = device_roof_filter(selected_backends(bench, args.filter) - {"cpu", "reference"})
     if devices:
@@ -156,10 +199,103 @@ def summarize(data, out=sys.stdout):
     return failed
 
 
+def collective_parts(name):
+    """("cpu", "all_reduce", 4, 16777216) for collective/cpu/all_reduce_w4_16777216, the baselines'
+    as ("baseline", "mpi_allreduce" | "host_memcpy", W, bytes); None for anything else."""
+    parts = name.split("/")
+    if parts[0] == "baseline" and len(parts) >= 2:
+        parts = ["baseline", "baseline", parts[1]]
+    if len(parts) < 3 or parts[0] not in ("collective", "baseline") or "_w" not in parts[2]:
+        return None
+    op, _, rest = parts[2].rpartition("_w")
+    w, _, size = rest.partition("_")
+    if not (w.isdigit() and size.isdigit()):
+        return None
+    return (parts[1] if parts[0] == "collective" else "baseline", op, int(w), int(size))
+
+
+def size_str(b):
+    for unit, scale in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if b >= scale and b % scale == 0:
+            return f"{b // scale} {unit}"
+    return f"{b} B"
+
+
+def rounds(row, key):
+    """The row's value of `key` in each round (its repetitions), or its one value."""
+    reps = row.get("_reps") or [row]
+    return [number(r, key) for r in reps if key in r]
+
+
+def median_of(row, key):
+    values = rounds(row, key)
+    return statistics.median(values) if values else None
+
+
+def summarize_collective(data, out=sys.stdout):
+    """The collective run's table: per size, each benchmark's busbw (the median of its rounds) beside
+    MPI_Allreduce's and the memory copy's of the same size, measured in the same run. A ratio is the
+    median of the rounds' own ratios: each round runs the two close together in time, so the load a
+    round met weighs on both sides of its ratio."""
+    runs = collapse(data.get("benchmarks", []))
+    ctx = data.get("context", {})
+    print(f"host: {ctx.get('host_name', '?')}, {ctx.get('num_cpus', '?')} cpus, {ctx.get('touchstone_world', '?')}, "
+          f"backends {ctx.get('touchstone_backends', '?')}", file=out)
+    if "load_average" in ctx:
+        print(f"load average (1, 5, 15 min): {ctx['load_average']}", file=out)
+    for key in sorted(k for k in ctx if k.startswith("touchstone_device_")):
+        print(f"{key[len('touchstone_device_'):]}: {ctx[key]}", file=out)
+    print(file=out)
+    rows = {name: (collective_parts(name), r) for name, r in runs.items() if collective_parts(name)}
+    ref = {(p[2], p[3], p[1]): r for p, r in rows.values() if p[0] == "baseline"}
+
+    def paired(r, base):
+        a, b = rounds(r, "busbw"), rounds(base, "busbw") if base else []
+        if not a or len(a) != len(b) or not all(b):
+            return None
+        return statistics.median(x / y for x, y in zip(a, b))
+
+    w = max([len(n) for n in rows] + [len("benchmark")])
+    header = (f"{'benchmark':<{w}} {'size':>8} {'time':>10} {'algbw GB/s':>10} {'busbw GB/s':>10} "
+              f"{'of MPI_Allreduce':>16} {'of memcpy':>9} {'staging':>12} {'rounds busbw GB/s':>18}")
+    print(header, file=out)
+    print("-" * len(header), file=out)
+    failed = []
+    for name, (p, r) in sorted(rows.items(), key=lambda kv: (kv[1][0][3], kv[1][0][0] != "baseline", kv[0])):
+        if r.get("error_occurred"):
+            failed.append((name, r.get("error_message", "")))
+            continue
+        t = seconds(r)
+        of_mpi = paired(r, ref.get((p[2], p[3], "mpi_allreduce"))) if p[1] == "all_reduce" else None
+        of_copy = paired(r, ref.get((p[2], p[3], "host_memcpy")))
+        staging = pct(median_of(r, "staging_fraction"))
+        if staging and median_of(r, "mapped"):
+            staging += " map"  # the share of mapping the device's buffers, not of copying them
+        reps = rounds(r, "busbw")
+        spread = f"{min(reps) / 1e9:.3f}-{max(reps) / 1e9:.3f} ({len(reps)})" if len(reps) > 1 else ""
+        tstr = f"{t * 1e3:.3f} ms" if t >= 1e-3 else f"{t * 1e6:.1f} us"
+        print(f"{name:<{w}} {size_str(p[3]):>8} {tstr:>10} {median_of(r, 'algbw') / 1e9:>10.3f} "
+              f"{median_of(r, 'busbw') / 1e9:>10.3f} {pct(of_mpi):>16} {pct(of_copy):>9} {staging:>12} {spread:>18}",
+              file=out)
+    failed_real = [(n, why) for n, why in failed if not why.startswith(SKIP_PREFIXES)]
+    for title, items in (("skipped", [f for f in failed if f not in failed_real]), ("FAILED", failed_real)):
+        if items:
+            print(f"\n{title} ({len(items)}):", file=out)
+            for name, why in items:
+                print(f"  {name}: {why}", file=out)
+    return failed_real
+
+
+def is_collective_run(data):
+    return any(collective_parts(short_name(b.get("run_name", b["name"]))) for b in data.get("benchmarks", []))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bench", help="path to touchstone-bench (default: build*/bench/touchstone-bench)")
-    ap.add_argument("--filter", default="^[a-z_]+/cpu/",
+    ap.add_argument("--mpiexec", help="run touchstone-bench under this MPI launcher: the collective family")
+    ap.add_argument("--ranks", type=int, default=2, help="with --mpiexec: the number of ranks (default 2)")
+    ap.add_argument("--filter", default=DEFAULT_FILTER,
                     help="benchmark regex (default: every op on the cpu backend); baselines are always added")
     ap.add_argument("--min-time", default="0.1", help="--benchmark_min_time per benchmark (default 0.1 s)")
     ap.add_argument("--interleave", type=int, metavar="N",
@@ -174,7 +310,7 @@ def main():
             data = json.load(f)
     else:
         data = run_bench(args)
-    failed = summarize(data)
+    failed = summarize_collective(data) if is_collective_run(data) else summarize(data)
     if not data.get("benchmarks"):
         print("bench-summary: no benchmark matched", file=sys.stderr)
         return 1

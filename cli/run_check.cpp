@@ -46,7 +46,7 @@ template <class F> auto on_every_rank(F&& prepare) {
     error = e.what();
   }
   agree_or_throw(error);
-  if (is_collective(*r->c.op)) agree_on_call(collective_call(r->c));
+  if (is_collective(*r->c.op)) agree_on_case(r->c);
   return std::move(*r);
 }
 

@@ -1,6 +1,7 @@
 #include "core/collective.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -35,35 +36,55 @@ CollectiveCall collective_call(const Problem& pr) {
   return call_of(pr.params.as<CollectiveBroadcastParams>(), pr.dtype);
 }
 
+int64_t case_world_size(const Problem& pr) {
+  if (pr.op->name() == "tp_gemm_pair") return pr.params.as<TensorParallelGemmParams>().world_size;
+  return collective_call(pr).world_size;
+}
+
+std::string describe_case_call(const Problem& pr) {
+  if (pr.op->name() != "tp_gemm_pair") return collective_call(pr).describe();
+  std::string s = fmt::format("{} {}", pr.op->name(), dtype_name(pr.dtype));
+  for (const auto& [k, v] : pr.op->to_map(pr.params)) s += fmt::format(" {}={}", k, v);
+  return s;
+}
+
 Support device_collective_support(const Problem& pr, std::string_view backend) {
   const Support s = dtypes_handled(pr, {DType::F32, DType::F16, DType::BF16}, backend);
   return s.ok ? world_runs(pr) : s;
 }
 
 Support world_runs(const Problem& pr) {
-  const CollectiveCall c = collective_call(pr);
+  const int64_t cw = case_world_size(pr);
   const int w = world().size();
-  if (c.world_size == w) return Support::yes();
+  if (cw == w) return Support::yes();
   return Support::no(fmt::format("the case is over {} ranks and this process is rank {} of {} (run it under "
                                  "mpiexec -n {})",
-                                 c.world_size, world().rank(), w, c.world_size));
+                                 cw, world().rank(), w, cw));
 }
 
-void agree_on_call(const CollectiveCall& c) {
+namespace {
+
+// agree_on_call and agree_on_case: the world first, then every rank's description of its call.
+void agree_on(int64_t world_size, const std::string& call) {
   Communicator& w = world();
   // Each rank's own check first, agreed, so that a rank whose case differs does not leave the others
   // waiting in the exchange below.
-  agree_or_throw(c.world_size == w.size()
+  agree_or_throw(world_size == w.size()
                      ? ""
                      : fmt::format("the case's world_size is {}, but {} {} running (mpiexec -n {} runs it)",
-                                   c.world_size, w.size(), w.size() == 1 ? "rank is" : "ranks are", c.world_size));
+                                   world_size, w.size(), w.size() == 1 ? "rank is" : "ranks are", world_size));
   if (w.size() == 1) return;
-  const std::vector<std::string> calls = w.all_gather_text(c.describe());
+  const std::vector<std::string> calls = w.all_gather_text(call);
   for (size_t r = 1; r < calls.size(); ++r)
     if (calls[r] != calls[0])
       throw RanksAgreedError(fmt::format("ranks disagree before any data moved: rank 0 runs {}, rank {} runs {}",
                                          calls[0], r, calls[r]));
 }
+
+}  // namespace
+
+void agree_on_call(const CollectiveCall& c) { agree_on(c.world_size, c.describe()); }
+void agree_on_case(const Problem& pr) { agree_on(case_world_size(pr), describe_case_call(pr)); }
 
 namespace {
 
@@ -104,13 +125,33 @@ StagedCollectiveLaunch::StagedCollectiveLaunch(const Problem& pr, TensorMap& io)
       call_(collective_call(pr)),
       x_(rank_tensor("x", world().rank())),
       out_(rank_tensor("out", world().rank())),
-      stage_x_(io.at(x_).nbytes()),
-      stage_out_(io.at(out_).nbytes()) {}
+      x_bytes_(io.at(x_).nbytes()),
+      out_bytes_(io.at(out_).nbytes()) {}
 
 void StagedCollectiveLaunch::agree() { agree_on_call(call_); }
 
 void StagedCollectiveLaunch::execute() {
   using clock = std::chrono::steady_clock;
+  if (maps()) {
+    // An empty buffer is never mapped (a map of 0 bytes is an error in OpenCL); MPI takes no data there.
+    const auto t0 = clock::now();
+    void* x = x_bytes_ ? map_data(x_, x_bytes_, false) : nullptr;
+    void* out = out_bytes_ ? map_data(out_, out_bytes_, true) : nullptr;
+    maps_ready();
+    const auto t1 = clock::now();
+    run_host_collective(call_, x, out);
+    const auto t2 = clock::now();
+    if (out) unmap_data(out_, out);
+    if (x) unmap_data(x_, x);
+    unmaps_ready();
+    const auto t3 = clock::now();
+    seconds_ = std::chrono::duration<double>(t3 - t0).count();
+    staging_ = std::chrono::duration<double>((t1 - t0) + (t3 - t2)).count();
+    return;
+  }
+  // The host buffers, made at the first staged call (a launch that maps never needs them).
+  stage_x_.resize(x_bytes_);
+  stage_out_.resize(out_bytes_);
   const auto t0 = clock::now();
   read_data(x_, stage_x_.data(), stage_x_.size());
   const auto t1 = clock::now();
@@ -129,12 +170,18 @@ void StagedCollectiveLaunch::upload_inputs() {
 
 void StagedCollectiveLaunch::finish() { download(out_); }
 
+bool collective_staging_forced() {
+  const char* v = std::getenv("TOUCHSTONE_COLLECTIVE_STAGING");
+  if (!v || !*v || std::string_view(v) == "map") return false;
+  check(std::string_view(v) == "copy", "TOUCHSTONE_COLLECTIVE_STAGING is '{}': map or copy", v);
+  return true;
+}
+
 void gather_rank_outputs(const Problem& pr, TensorMap& io) {
   Communicator& w = world();
   if (!is_collective(*pr.op) || w.size() == 1) return;
-  const CollectiveCall c = collective_call(pr);
-  if (c.world_size != w.size()) return;  // the reference computed every rank's in one process
-  const size_t bytes = static_cast<size_t>(c.out_len()) * dtype_size(c.dtype);
+  if (case_world_size(pr) != w.size()) return;  // the reference computed every rank's in one process
+  const size_t bytes = io.at(rank_tensor("out", w.rank())).nbytes();  // every rank's out.q is this size
   if (bytes == 0) return;
   // One all_gather of the bytes: rank q's out.q lands in a buffer at q * bytes, then into out.q.
   std::vector<std::byte> all(bytes * static_cast<size_t>(w.size()));

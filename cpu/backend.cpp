@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "core/host_backend.h"
+#include "core/tensor_parallel.h"
 #include "cpu/kernels.h"
 #include "cpu/simd_target.h"
 
@@ -19,6 +20,13 @@ class CpuHostBackend final : public HostBackend {
     } catch (const Error& e) {
       return {false, e.what()};
     }
+  }
+  // The tensor-parallel pair: this backend's own gemm twice and its all_reduce (core/tensor_parallel.h).
+  Support supports(const Problem& pr) override {
+    return is_tensor_parallel(*pr.op) ? tensor_parallel_support(*this, pr) : HostBackend::supports(pr);
+  }
+  std::unique_ptr<Launch> prepare(const Problem& pr, TensorMap& io) override {
+    return is_tensor_parallel(*pr.op) ? prepare_tensor_parallel(*this, pr, io) : HostBackend::prepare(pr, io);
   }
 };
 

@@ -41,8 +41,17 @@ void write_line(const char* line) {
   }
 }
 
+// A rank ends with one line at most. Its watchdog, its stop-signal handler and a failed MPI call can
+// each end it, and two can meet: on a loaded machine a thread that wrote its line may wait for a core
+// before its _Exit while the launcher, told by another rank's exit, already signals this one, whose
+// handler would write a second line. The first to take this flag writes; the others only exit. An atomic
+// exchange on a lock-free bool is safe in a signal handler.
+std::atomic<bool> g_line_written{false};
+static_assert(std::atomic<bool>::is_always_lock_free);
+bool take_the_line() { return !g_line_written.exchange(true); }
+
 [[noreturn]] void die_with(const std::string& line) {
-  write_line(line.c_str());
+  if (take_the_line()) write_line(line.c_str());
   std::_Exit(1);
 }
 
@@ -102,6 +111,7 @@ std::atomic<bool> g_finishing{false};
 
 extern "C" void on_sigterm(int) {
   if (g_finishing.load()) std::_Exit(1);
+  if (!take_the_line()) std::_Exit(143);  // this rank's line is out (or being written): exit quietly
   Line l;
   l << "touchstone: rank " << int64_t{g_rank} << ": stopped by the launcher";
   if (const char* what = g_current.what.load()) l << " during ", l.current(what);
@@ -134,6 +144,7 @@ class Watchdog {
       const char* what = g_current.what.load();
       const int64_t since = g_current.since_ns.load();
       if (what && since && (now_ns() - since) * 1e-9 >= seconds_) {
+        if (!take_the_line()) std::_Exit(1);  // the stop signal's handler wrote this rank's line
         const std::string timeout = fmt::format("{:g}", seconds_);
         Line line;
         line << "touchstone: rank " << int64_t{g_rank} << ": ";

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "core/collective.h"
+#include "core/tensor_parallel.h"
 #include "opencl/collective.h"
 #include "plan.h"
 #include "roofs.h"
@@ -119,6 +120,7 @@ class OpenclBackendImpl final : public Backend {
   }
 
   Support supports(const Problem& pr) override {
+    if (is_tensor_parallel(*pr.op)) return tensor_parallel_support(*this, pr);  // its gemms and all_reduce
     if (is_collective(*pr.op)) return collective_support(pr);  // opencl/collective.cpp
     auto it = plans_.find(pr.op->name());
     if (it == plans_.end()) return Support::no("no OpenCL kernel for " + pr.op->name() + " yet");
@@ -134,6 +136,7 @@ class OpenclBackendImpl final : public Backend {
   std::unique_ptr<Launch> prepare(const Problem& pr, TensorMap& io) override {
     open();
     check(rt_ != nullptr, "OpenCL backend unavailable: {}", why_);
+    if (is_tensor_parallel(*pr.op)) return prepare_tensor_parallel(*this, pr, io);
     if (is_collective(*pr.op)) return prepare_collective(*rt_, pr, io);
     auto it = plans_.find(pr.op->name());
     check(it != plans_.end(), "OpenCL backend: no kernel for op '{}'", pr.op->name());

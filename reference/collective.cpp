@@ -63,4 +63,27 @@ void broadcast(const CollectiveBroadcastParams& p, TensorMap& t) {
   copy_to_every_rank(p, t, t.at(rank_tensor("x", p.src_rank)));
 }
 
+// The one-rank pair: the shards put back together (a's rows in rank order, b's columns in rank order),
+// then the reference's own gemm twice, Y rounded to the case's dtype between them as a one-rank
+// model's activation is.
+void tp_gemm_pair(const TensorParallelGemmParams& p, TensorMap& t) {
+  const int64_t h = p.shard();
+  const DType dt = t.at("x").dtype();
+  TensorMap first{{"a", t.at("x")}, {"b", Tensor(dt, {p.hidden, p.k})}, {"out", Tensor(dt, {p.m, p.hidden})}};
+  TensorMap second{{"b", Tensor(dt, {p.n, p.hidden})}, {"out", Tensor(dt, {p.m, p.n})}};
+  const size_t es = dtype_size(dt);
+  for (int64_t r = 0; r < p.world_size; ++r) {
+    const Tensor& a = t.at(rank_tensor("a", r));
+    if (a.nbytes()) std::memcpy(first.at("b").data() + r * a.nbytes(), a.data(), a.nbytes());
+    const Tensor& b = t.at(rank_tensor("b", r));
+    for (int64_t l = 0; l < p.n; ++l)
+      std::memcpy(second.at("b").data() + (l * p.hidden + r * h) * es, b.data() + l * h * es, h * es);
+  }
+  gemm(GemmParams{p.m, p.hidden, p.k}, first);
+  second.emplace("a", std::move(first.at("out")));
+  gemm(GemmParams{p.m, p.n, p.hidden}, second);
+  const Tensor& z = second.at("out");
+  for (int64_t r = 0; r < p.world_size; ++r) std::memcpy(t.at(rank_tensor("out", r)).data(), z.data(), z.nbytes());
+}
+
 }  // namespace ts::ref

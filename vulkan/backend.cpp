@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "core/collective.h"
+#include "core/tensor_parallel.h"
 #include "core/unsupported.h"
 #include "vulkan/collective.h"
 #include "vulkan/pipelines.h"
@@ -99,6 +100,7 @@ class VulkanImpl final : public Backend {
   }
 
   Support supports(const Problem& pr) override {
+    if (is_tensor_parallel(*pr.op)) return tensor_parallel_support(*this, pr);  // its gemms and all_reduce
     if (is_collective(*pr.op)) return collective_support(pr);  // vulkan/collective.cpp
     auto it = planners_.find(pr.op->name());
     if (it == planners_.end()) return Support::no("no Vulkan kernel for this op yet");
@@ -119,6 +121,7 @@ class VulkanImpl final : public Backend {
   std::unique_ptr<Launch> prepare(const Problem& pr, TensorMap& io) override {
     init();
     check(ctx_ != nullptr, "Vulkan backend unavailable: {}", reason_);
+    if (is_tensor_parallel(*pr.op)) return prepare_tensor_parallel(*this, pr, io);
     if (is_collective(*pr.op)) return prepare_collective(*ctx_, pr, io);
     auto it = planners_.find(pr.op->name());
     check(it != planners_.end(), "vulkan: no kernel for {}", pr.op->name());

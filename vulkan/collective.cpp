@@ -1,7 +1,10 @@
-// The collective family on Vulkan: this rank's x and out in device-local buffers (the whole storage,
-// guards included, as every other op's), staged through a host-visible buffer of each around the host
-// collective (core/collective.h). Every copy is a transfer after a barrier on the earlier transfers,
-// submitted and waited on, so the host reads only what the device finished writing.
+// The collective family on Vulkan: this rank's x and out in buffers of the whole storage, guards
+// included, as every other op's. Where the host-visible memory is the device's own (DEVICE_LOCAL as
+// well: lavapipe, an integrated GPU, a discrete one's resizable BAR) the tensors live in host-visible,
+// coherent buffers, mapped for good, and the host collective runs on them: no copy. Elsewhere they are
+// device-local buffers staged through a host-visible buffer of each around the host collective
+// (core/collective.h): every copy a transfer after a barrier on the earlier transfers, submitted and
+// waited on, so the host reads only what the device finished writing.
 #include "vulkan/collective.h"
 
 #include <cstring>
@@ -19,15 +22,35 @@ class VkCollectiveLaunch final : public StagedCollectiveLaunch {
     ctx_.take_messages();  // an earlier failure's messages are not this launch's
     for (const std::string& name : {x_name(), out_name()}) {
       const VkDeviceSize bytes = io_.at(name).storage_bytes();
-      device_.emplace(name, Buffer(ctx_, bytes, false));
       host_.emplace(name, Buffer(ctx_, bytes, true));
+      if (name == x_name()) maps_ = !collective_staging_forced() && device_local(host_.at(name));
+      if (!maps_) device_.emplace(name, Buffer(ctx_, bytes, false));
       upload(name);
     }
     ctx_.check_messages("preparing a collective");
     agree();
   }
+  bool maps() const override { return maps_; }
 
  private:
+  // Whether the memory the host-visible buffer got is device-local too: the type Buffer chose for it
+  // (host-visible and coherent, cached where there is such a type), asked again whether it is.
+  bool device_local(const Buffer& b) const {
+    VkMemoryRequirements req;
+    vkGetBufferMemoryRequirements(ctx_.device(), b.get(), &req);
+    const uint32_t type = ctx_.memory_type(req.memoryTypeBits,
+                                           VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
+                                           VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
+    try {
+      (void)ctx_.memory_type(1u << type, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0);
+      return true;
+    } catch (const Error&) {
+      return false;
+    }
+  }
+  // Mapped for good and coherent: every command that wrote it was waited on, so the host sees it.
+  void* map_data(const std::string& name, size_t, bool) override { return mapped(name) + kGuardBytes; }
+
   // `bytes` from `offset` of the tensor's storage: host-visible -> device (to_device) or back.
   void copy(const std::string& name, VkDeviceSize offset, VkDeviceSize bytes, bool to_device) {
     if (bytes == 0) return;
@@ -48,11 +71,11 @@ class VkCollectiveLaunch final : public StagedCollectiveLaunch {
   void upload(const std::string& name) override {
     const Tensor& t = io_.at(name);
     std::memcpy(mapped(name), t.storage(), t.storage_bytes());
-    copy(name, 0, t.storage_bytes(), true);
+    if (!maps_) copy(name, 0, t.storage_bytes(), true);
   }
   void download(const std::string& name) override {
     Tensor& t = io_.at(name);
-    copy(name, 0, t.storage_bytes(), false);
+    if (!maps_) copy(name, 0, t.storage_bytes(), false);
     std::memcpy(t.storage(), mapped(name), t.storage_bytes());
     ctx_.check_messages("downloading a collective's output");
   }
@@ -66,7 +89,8 @@ class VkCollectiveLaunch final : public StagedCollectiveLaunch {
   }
 
   Context& ctx_;
-  std::map<std::string, Buffer> device_, host_;
+  bool maps_ = false;
+  std::map<std::string, Buffer> device_, host_;  // device_: only where the launch stages
 };
 
 }  // namespace

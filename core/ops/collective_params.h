@@ -49,6 +49,20 @@ struct CollectiveBroadcastParams : CollectiveParams {
   }
 };
 
+// The tensor-parallel gemm pair (Megatron-style, an MLP without its activation): Y = x a^T with the
+// first weight a [hidden, k] split by its rows (the matrix's columns: rank r holds a.r, rows
+// r*hidden/W .. (r+1)*hidden/W - 1), so rank r computes its slice Y_r [m, hidden/W]; then
+// P_r = Y_r b.r^T with the second weight b [n, hidden] split by its columns (the matrix's rows: b.r is
+// [n, hidden/W]), each rank's P_r a partial sum of the full product; then out.r = all_reduce(sum) of
+// the P_q, equal on every rank to the one-rank pair (x a^T) b^T. `hidden` is a multiple of world_size.
+struct TensorParallelGemmParams {
+  int64_t world_size = 1, m = 1, k = 1, hidden = 1, n = 1;
+  template <class V> void fields(V& v) {
+    v("world_size", world_size); v("m", m); v("k", k); v("hidden", hidden); v("n", n);
+  }
+  int64_t shard() const { return hidden / world_size; }  // each rank's columns of Y
+};
+
 // Rank r's tensors: "x.3", "out.3".
 inline std::string rank_tensor(std::string_view name, int64_t rank) {
   return std::string(name) + "." + std::to_string(rank);

@@ -5,7 +5,8 @@
 
 Rank 0 alone prints and writes the JSON; every collective of every available backend and both
 baselines ran without error; busbw is algbw times nccl-tests' factor; device backends report the
-staging share of their time. Exits 77 (CTest's skip) without MPI unless TOUCHSTONE_REQUIRE_BACKENDS
+staging share of their time and whether they mapped their buffers or copied them. The default sweep is the short one (8 B to 16 MiB in five sizes) and
+--collective-sizes=full lists the whole one (8 B and every power of 4 from 16 B to 256 MiB). Exits 77 (CTest's skip) without MPI unless TOUCHSTONE_REQUIRE_BACKENDS
 names mpi.
 """
 import argparse
@@ -27,7 +28,7 @@ def main():
     problems = []
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "run.json")
-        p = subprocess.run([a.mpiexec, "-n", "2", a.bench, "--benchmark_filter=_w2_(8|32768)/",
+        p = subprocess.run([a.mpiexec, "-n", "2", a.bench, "--benchmark_filter=_w2_(8|1024)/",
                             f"--benchmark_out={out}", "--benchmark_out_format=json"],
                            capture_output=True, text=True, timeout=600)
         if p.returncode != 0:
@@ -41,7 +42,7 @@ def main():
     names = [b["name"] for b in run["benchmarks"]]
     if len(names) != len(set(names)):
         problems.append("a benchmark reported twice")
-    for size in (8, 32768):
+    for size in (8, 1024):
         for want in ([f"collective/cpu/{op}_w2_{size}/manual_time" for op in ("all_reduce", "all_gather", "broadcast")] +
                      [f"baseline/mpi_allreduce_w2_{size}/manual_time", f"baseline/host_memcpy_w2_{size}/manual_time"]):
             if want not in names:
@@ -55,8 +56,20 @@ def main():
         if abs(b["busbw"] - b["algbw"] * factor[op]) > 1e-6 * b["algbw"]:
             problems.append(f"{b['name']}: busbw {b['busbw']} is not algbw {b['algbw']} x {factor[op]}")
         device = b["name"].split("/")[1] in ("opencl", "vulkan")
-        if device and not 0 < b.get("staging_fraction", -1) <= 1:
-            problems.append(f"{b['name']}: no staging_fraction in (0, 1]")
+        # A device's staging share: of its copies, in (0, 1]; of mapping its buffers (counter mapped),
+        # in [0, 1] (a buffer mapped for good costs next to nothing).
+        if device and ("mapped" not in b or not (0 if b["mapped"] else 1e-300) <= b.get("staging_fraction", -1) <= 1):
+            problems.append(f"{b['name']}: staging_fraction {b.get('staging_fraction')}, mapped {b.get('mapped')}")
+    # The sweeps, listed (nothing runs): the short one by default, the whole one on request.
+    short = [8, 1 << 10, 64 << 10, 1 << 20, 16 << 20]
+    full = [8] + [4 ** i for i in range(2, 15)]
+    for flags, want in (([], short), (["--collective-sizes=full"], full)):
+        p = subprocess.run([a.mpiexec, "-n", "2", a.bench, "--benchmark_list_tests=true",
+                            "--benchmark_filter=^baseline/mpi_allreduce"] + flags,
+                           capture_output=True, text=True, timeout=300)
+        listed = sorted(int(line.split("_w2_")[1].split("/")[0]) for line in p.stdout.split())
+        if p.returncode != 0 or listed != sorted(want):
+            problems.append(f"sizes listed with {flags or 'the defaults'}: {listed} (exit {p.returncode}), not {want}")
     for line in problems:
         print("FAIL:", line)
     print(f"{len(names)} benchmarks, {len(problems)} problems")
