@@ -1,6 +1,8 @@
 // One decode step of a graph program per iteration, eagerly (every node validated, planned and
 // launched) or replayed from its capture. Counters: host_us (the step's wall time less what its
-// launches report on their own timers: the host's share of a step), launches (per step), and bytes as
+// launches report on their own timers: the host's share of a step; a device replay's one recorded
+// command buffer reports its own), launches (per step: the nodes, which a device replay submits as
+// one command buffer), and bytes as
 // the weights and KV rows one step reads (every matrix once, of stacked experts the top_k a token
 // takes, one embedding row, the context's K and V rows of every layer), so bytes_per_second compares
 // with the decode GEMVs' and the read-only stream;
@@ -106,7 +108,10 @@ std::unique_ptr<GraphSetup> make_setup(Backend& b, const GraphPreset& gp, bool r
     s->g->step_eager();
     s->g->end_graph_capture();
   }
-  s->g->step_eager();  // warm-up outside the capture for eager: first-use compilation, page faults
+  // A warm-up step of the kind timed (first-use compilation, page faults; a device replay after an
+  // eager step would upload the pools again in its first iteration).
+  if (replay) s->g->replay_last_graph();
+  else s->g->step_eager();
   return s;
 }
 
