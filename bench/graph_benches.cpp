@@ -1,6 +1,8 @@
 // One decode step of a graph program per iteration, eagerly (every node validated, planned and
 // launched) or replayed from its capture. Counters: host_us (the step's wall time less what its
-// launches report on their own timers: the host's share of a step), launches (per step), and bytes as
+// launches report on their own timers: the host's share of a step; a device replay's one recorded
+// command buffer reports its own), host_cpu_us (the calling thread's CPU time per step), launches (per
+// step: the nodes, which a device replay submits as one command buffer), and bytes as
 // the weights and KV rows one step reads (every matrix once, of stacked experts the top_k a token
 // takes, one embedding row, the context's K and V rows of every layer), so bytes_per_second compares
 // with the decode GEMVs' and the read-only stream;
@@ -8,6 +10,7 @@
 #include "bench/graph_benches.h"
 
 #include <chrono>
+#include <ctime>
 #include <memory>
 
 #include <benchmark/benchmark.h>
@@ -24,6 +27,16 @@ namespace ts::bench {
 namespace {
 
 using graph::DecodeParams;
+
+// The calling thread's CPU time: on a device driver that runs its work on threads of its own (PoCL's
+// workers, lavapipe's queue thread) the host's own work per step, which a loaded machine's scheduling
+// delays do not inflate as they do wall time less device time (host_us). On cpu it includes the
+// kernels' share the calling thread runs.
+double thread_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
 
 struct GraphPreset {
   std::string name;
@@ -106,7 +119,10 @@ std::unique_ptr<GraphSetup> make_setup(Backend& b, const GraphPreset& gp, bool r
     s->g->step_eager();
     s->g->end_graph_capture();
   }
-  s->g->step_eager();  // warm-up outside the capture for eager: first-use compilation, page faults
+  // A warm-up step of the kind timed (first-use compilation, page faults; a device replay after an
+  // eager step would upload the pools again in its first iteration).
+  if (replay) s->g->replay_last_graph();
+  else s->g->step_eager();
   return s;
 }
 
@@ -127,20 +143,23 @@ void run(benchmark::State& state, const std::string& key, const std::string& bna
   } catch (const std::exception& e) {
     return state.SkipWithError(fmt::format("setup failed: {}", e.what()).c_str());
   }
-  double host = 0;
+  double host = 0, host_cpu = 0;
   for (auto _ : state) {
     if (!o.warm_cache && !b.evict_device_caches()) flush_caches();
+    const double c0 = thread_cpu_seconds();
     const auto t0 = std::chrono::steady_clock::now();
     s->g->set_decode_state(s->state);
     if (replay) s->g->replay_last_graph();
     else s->g->step_eager();
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    host_cpu += thread_cpu_seconds() - c0;
     host += wall - s->g->last_launch_seconds();
     state.SetIterationTime(wall);
   }
   const double n = static_cast<double>(state.iterations());
   state.SetBytesProcessed(static_cast<int64_t>((s->weight_bytes + s->kv_bytes) * n));
   state.counters["host_us"] = host / n * 1e6;
+  state.counters["host_cpu_us"] = host_cpu / n * 1e6;
   state.counters["launches"] = static_cast<double>(s->g->launches_per_step());
   state.counters["write_share"] = s->written_bytes / (s->weight_bytes + s->kv_bytes);
   state.SetLabel(fmt::format("{} ctx={} weights={:.1f}MB kv={:.1f}MB", graph::shape_name(gp.params), gp.params.ctx + 1,

@@ -45,6 +45,10 @@ std::unique_ptr<Backend::RoofRun> Backend::prepare_roof(Roof r) {
   throw Error(fmt::format("{}: {} is not measured here: {}", name(), roof_name(r), roof_support(r).reason));
 }
 
+std::unique_ptr<RecordedStep> Backend::record_step(const StepRecording& /*r*/) {
+  throw Error(fmt::format("{}: cannot record a step: {}", name(), step_recording_support().reason));
+}
+
 // ---- host backends ----
 
 const KernelTable::Entry* KernelTable::find(std::string_view op) const {

@@ -16,6 +16,7 @@
 
 #include "core/device_roofs.h"
 #include "core/op.h"
+#include "core/recorded_step.h"
 
 namespace ts {
 
@@ -91,6 +92,14 @@ class Backend {
     std::string detail;             // the sizes and the device, for the benchmark's label
   };
   virtual std::unique_ptr<RoofRun> prepare_roof(Roof r);
+
+  // A device backend whose launches run on buffers of their own records a whole step of them
+  // (core/recorded_step.h) and resubmits it; the host backends and the reference have no recorded
+  // form (theirs is the launch list itself, or none), and say so by default.
+  virtual Support step_recording_support() { return Support::no(name() + " has no recorded form of a step"); }
+  // `r`'s launches were prepared by this backend and ran once (the capture step); an Error when the
+  // backend cannot record them.
+  virtual std::unique_ptr<RecordedStep> record_step(const StepRecording& r);
 };
 
 // The dtype gate every device backend starts from: each tensor's dtype must be one the backend's

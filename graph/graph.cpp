@@ -1,6 +1,9 @@
 #include "graph/graph.h"
 
+#include <algorithm>
 #include <cstring>
+#include <map>
+#include <tuple>
 #include <utility>
 
 #include "core/error.h"
@@ -24,16 +27,15 @@ DecodeGraph::DecodeGraph(Backend& b, Program program, std::shared_ptr<KvCache> c
   }
 }
 
+static bool is_host(Backend& b) { return dynamic_cast<HostBackend*>(&b) != nullptr; }
+
 Support DecodeGraph::replay_support(Backend& b) {
   if (b.name() == "reference") return Support::no("the reference runs eagerly only: it is the ground truth replays are judged against");
   // A host backend's launches read the tensors given to prepare() when they run, so the captured list
   // replays on whatever the binds put there.
-  if (dynamic_cast<HostBackend*>(&b)) return Support::yes();
-  return Support::no(
-      "a device backend's op launches each hold their own device buffers and meet only through the host "
-      "(finish, a host copy, upload_inputs), so a whole step has no recorded form on the device yet: no one "
-      "command buffer / cl_khr_command_buffer over shared buffers, with the per-step scalars read from a "
-      "device state buffer");
+  if (is_host(b)) return Support::yes();
+  // A device backend's launches each hold their own buffers: the step replays as one recorded form.
+  return b.step_recording_support();
 }
 
 KvCache& DecodeGraph::live_cache(const char* what) {
@@ -63,6 +65,60 @@ void DecodeGraph::set_decode_state(std::span<const uint32_t> w) {
     check(w[kTable + i] < c->num_blocks(), "{}: state block table entry {} is {}, the cache has {} blocks",
           program_.name, i, w[kTable + i], c->num_blocks());
   std::memcpy(program_.state->data(), w.data(), static_cast<size_t>(p.state_words()) * sizeof(uint32_t));
+  if (recorded_) recorded_->write_state(w.first(static_cast<size_t>(p.state_words())));
+}
+
+std::vector<Tensor*> DecodeGraph::pools_of(KvCache& cache) const {
+  std::vector<Tensor*> pools;  // layer l's K pool at 2 l, its V pool at 2 l + 1
+  for (size_t l = 0; l < cache.k.size(); ++l) pools.push_back(&cache.k[l]), pools.push_back(&cache.v[l]);
+  return pools;
+}
+
+void DecodeGraph::sync_cache() {
+  if (!recorded_ || !device_pools_newer_) return;
+  const std::shared_ptr<KvCache> c = cache_.lock();
+  if (!c || c->generation() != captured_generation_) return;  // the pools the device holds are no longer the cache's
+  recorded_->download_pools(pools_of(*c));
+  device_pools_newer_ = false;
+}
+
+// The binds as device copies: each Copy's source named by the node whose tensor it is (or the state
+// buffer), each Pool as the pool the launch's tensor becomes. The launches ran the capture step, so
+// the pools uploaded now hold what it wrote.
+void DecodeGraph::record_on_device(KvCache& cache) {
+  std::map<const Tensor*, std::pair<int64_t, std::string>> where;
+  for (size_t i = 0; i < program_.nodes.size(); ++i)
+    for (const auto& [name, t] : program_.nodes[i]->io) where[&t] = {static_cast<int64_t>(i), name};
+  where[program_.state.get()] = {StepRecording::kState, "state"};
+  StepRecording r;
+  for (size_t i = 0; i < program_.nodes.size(); ++i) {
+    const Node& n = *program_.nodes[i];
+    StepRecording::Node rn;
+    rn.launch = launches_[i].get();
+    for (const Bind& b : n.binds) {
+      const std::string& dst = where.at(b.dst).second;
+      if (b.kind == Bind::Kind::Pool) {
+        rn.pools.push_back({dst, 2 * b.layer + (b.value ? 1 : 0)});
+        continue;
+      }
+      const auto& [src_node, src] = where.at(b.src);
+      const int64_t es = static_cast<int64_t>(dtype_size(b.src->dtype()));
+      rn.copies.push_back({src_node, src, dst, b.src_offset * es, b.dst_offset * es, b.count * es});
+    }
+    for (const auto& [name, t] : n.io)
+      if (std::none_of(rn.pools.begin(), rn.pools.end(), [&](const auto& u) { return u.tensor == name; }))
+        rn.tensors.push_back(name);
+    r.nodes.push_back(std::move(rn));
+  }
+  const uint32_t* w = program_.state->as<uint32_t>();
+  r.state.assign(w, w + program_.params.state_words());
+  r.pools = pools_of(cache);
+  std::tie(r.output_node, r.output) = where.at(program_.output);
+  output_node_ = static_cast<size_t>(r.output_node), output_name_ = r.output;
+  r.output_bytes = program_.output->storage_bytes();
+  r.bake_state_word = bake_state_word_;
+  recorded_ = b_.record_step(r);
+  device_pools_newer_ = host_pools_newer_ = false;
 }
 
 void DecodeGraph::apply_binds(Node& n, KvCache& cache) {
@@ -88,6 +144,7 @@ void DecodeGraph::step_eager(const NodeObserver& observe) {
   check(hold->num_blocks() == program_.params.num_blocks(), "{}: the KV cache has {} blocks, the program's pools {}",
         program_.name, hold->num_blocks(), program_.params.num_blocks());
   KvCache& cache = *hold;
+  if (recorded_ && device_pools_newer_) sync_cache();  // the step writes into the pools the replays left
   const bool record = capturing_;
   launch_seconds_ = 0;
   if (record) {
@@ -124,6 +181,8 @@ void DecodeGraph::step_eager(const NodeObserver& observe) {
     stepped_in_window_ = true;
     captured_generation_ = cache.generation();
     captured_blocks_ = cache.num_blocks();
+  } else if (recorded_) {
+    host_pools_newer_ = true;  // the device's pools miss this step's K/V row
   }
 }
 
@@ -131,16 +190,19 @@ void DecodeGraph::begin_graph_capture() {
   check(!capturing_, "{}: begin_graph_capture inside a capture window", program_.name);
   const Support s = replay_support(b_);
   if (!s.ok) throw Unsupported(fmt::format("{}: graph capture: {}", b_.name(), s.reason));
+  reset_graph();
   capturing_ = true;
-  stepped_in_window_ = false;
-  captured_ = false;
-  launches_.clear();
 }
 
 void DecodeGraph::end_graph_capture() {
   check(capturing_, "{}: end_graph_capture without begin_graph_capture", program_.name);
   capturing_ = false;
   check(stepped_in_window_, "{}: end_graph_capture with no step run in the capture window", program_.name);
+  if (!is_host(b_)) {
+    const std::shared_ptr<KvCache> hold = cache_.lock();
+    check(hold != nullptr, "{}: end_graph_capture after its KV cache was freed", program_.name);
+    record_on_device(*hold);
+  }
   captured_ = true;
 }
 
@@ -153,6 +215,14 @@ void DecodeGraph::replay_last_graph() {
         "{}: replay after its KV cache was resized ({} blocks at capture, {} now; reset_graph, then capture again)",
         program_.name, captured_blocks_, hold->num_blocks());
   KvCache& cache = *hold;
+  if (recorded_) {
+    if (host_pools_newer_) recorded_->upload_pools(pools_of(cache));
+    host_pools_newer_ = false;
+    recorded_->replay(program_.nodes[output_node_]->io.at(output_name_));
+    device_pools_newer_ = true;
+    launch_seconds_ = recorded_->last_seconds();
+    return;
+  }
   launch_seconds_ = 0;
   for (size_t i = 0; i < program_.nodes.size(); ++i) {
     Node& n = *program_.nodes[i];
@@ -165,13 +235,20 @@ void DecodeGraph::replay_last_graph() {
 }
 
 void DecodeGraph::reset_graph() {
+  sync_cache();  // the newest pools are the device's: the cache keeps them
+  recorded_.reset();
+  device_pools_newer_ = host_pools_newer_ = false;
   launches_.clear();
   captured_ = false;
   capturing_ = false;
   stepped_in_window_ = false;
 }
 
-void DecodeGraph::check_guards() const {
+void DecodeGraph::check_guards() {
+  if (recorded_) {
+    sync_cache();
+    recorded_->download_nodes();
+  }
   for (const auto& n : program_.nodes)
     for (const auto& [name, t] : n->io)
       check(t.guards_intact(), "{} ({}): tensor '{}' has a guard zone overwritten", program_.name, n->label, name);

@@ -7,6 +7,11 @@
 // Nodes meet through binds: before its launch a node copies the tensors it reads from the nodes that
 // wrote them and from the state buffer, and takes its layer's K/V pools from the cache (a swap, no
 // copy), giving them back after.
+// A host backend's capture is the list of its prepared launches, replayed with the binds on the host.
+// A device backend's is one recorded step (core/recorded_step.h): the binds become device copies out
+// of the nodes' buffers and out of a device state buffer, the pools live on the device from the
+// capture on (brought back to the host cache when an eager step or a check needs them), and a replay
+// is one submit, one wait and one download of the output.
 #include <functional>
 #include <memory>
 #include <span>
@@ -82,7 +87,13 @@ class DecodeGraph {
   const Program& program() const { return program_; }
   int64_t launches_per_step() const { return static_cast<int64_t>(program_.nodes.size()); }
   // Every node's outputs' guard zones intact; an Error naming the first that is not.
-  void check_guards() const;
+  // On a device capture the device's tensors and pools are brought back first.
+  void check_guards();
+  // The KV cache's pools as the last step left them: after device replays, downloaded into the cache.
+  void sync_cache();
+  // Test only (StepRecording::bake_state_word): the next device capture records state word `word` as
+  // its value at capture time, so its replays keep it (-1: none).
+  void bake_state_word_for_test(int64_t word) { bake_state_word_ = word; }
 
   // What the eager path does that a replay must not: plans (Backend::prepare) and validations.
   struct Counters {
@@ -95,6 +106,8 @@ class DecodeGraph {
 
  private:
   void apply_binds(Node& n, KvCache& cache);
+  void record_on_device(KvCache& cache);
+  std::vector<Tensor*> pools_of(KvCache& cache) const;
   void return_pools(Node& n, KvCache& cache);
   KvCache& live_cache(const char* what);
 
@@ -105,6 +118,13 @@ class DecodeGraph {
   std::vector<std::unique_ptr<Launch>> launches_;
   uint64_t captured_generation_ = 0;
   int64_t captured_blocks_ = 0;
+  // A device backend's recorded step, and which side holds the newer pools: the device after a
+  // replay, the host after an eager step that followed the recording.
+  std::unique_ptr<RecordedStep> recorded_;
+  bool device_pools_newer_ = false, host_pools_newer_ = false;
+  int64_t bake_state_word_ = -1;
+  size_t output_node_ = 0;  // the output's node and name there, for the recorded step's download
+  std::string output_name_;
   Counters counters_;
   double launch_seconds_ = 0;
 };

@@ -8,13 +8,14 @@
 #include "core/tensor_parallel.h"
 #include "opencl/collective.h"
 #include "plan.h"
+#include "opencl/recorded_step.h"
 #include "roofs.h"
 
 namespace ts {
 namespace ocl {
 namespace {
 
-class ClLaunch final : public Launch {
+class ClLaunch final : public Launch, public RecordableLaunch {
  public:
   ClLaunch(Runtime& rt, TensorMap& io, const Problem& pr) : rt_(rt), io_(io), outputs_(pr.output_names()) {
     for (const auto& d : pr.decls)
@@ -77,8 +78,17 @@ class ClLaunch final : public Launch {
     CL_CHECK(clFinish(rt_.queue()));
   }
 
-  void finish() override {
-    for (const std::string& name : outputs_) {
+  const DeviceTensor& buffer(const std::string& name) const override {
+    auto it = bufs_.find(name);
+    check(it != bufs_.end(), "opencl: the launch has no tensor '{}'", name);
+    return it->second;
+  }
+  const std::vector<Dispatch>& dispatches() const override { return dispatches_; }
+
+  void finish() override { download(outputs_); }
+
+  void download(const std::vector<std::string>& names) override {
+    for (const std::string& name : names) {
       Tensor& t = io_.at(name);
       CL_CHECK(clEnqueueReadBuffer(rt_.queue(), bufs_.at(name).storage.get(), CL_TRUE, 0, t.storage_bytes(),
                                    t.storage(), 0, nullptr, nullptr));
@@ -146,6 +156,18 @@ class OpenclBackendImpl final : public Backend {
     it->second.plan(planner);
     launch->set_dispatches(planner.take());
     return launch;
+  }
+
+  Support step_recording_support() override {
+    open();
+    if (!rt_) return Support::no("OpenCL backend unavailable: " + why_);
+    return command_buffer_support(*rt_);
+  }
+
+  std::unique_ptr<RecordedStep> record_step(const StepRecording& r) override {
+    open();
+    check(rt_ != nullptr, "OpenCL backend unavailable: {}", why_);
+    return record_opencl_step(*rt_, r);
   }
 
   // The read roof's stream through the device's caches (see the Vulkan backend: an eviction by reads

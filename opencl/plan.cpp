@@ -77,7 +77,10 @@ int32_t arg_i32(int64_t v, const char* field) {
   return static_cast<int32_t>(v);
 }
 
-void Planner::set_arg(cl_kernel k, cl_uint i, cl_mem m) { CL_CHECK(clSetKernelArg(k, i, sizeof m, &m)); }
+void Planner::set_arg(cl_kernel k, cl_uint i, cl_mem m) {
+  CL_CHECK(clSetKernelArg(k, i, sizeof m, &m));
+  mem_args_.push_back({i, m});
+}
 
 void Planner::set_arg(cl_kernel k, cl_uint i, int64_t v) {
   supported_only_if(v >= std::numeric_limits<cl_int>::min() && v <= std::numeric_limits<cl_int>::max(),
@@ -95,6 +98,7 @@ void Planner::add(Kernel k, std::vector<size_t> global, std::vector<size_t> loca
   Dispatch d;
   d.kernel = std::move(k);
   d.dims = static_cast<cl_uint>(global.size());
+  d.mem_args = std::move(mem_args_);
   size_t group = 1;
   for (size_t i = 0; i < global.size(); ++i) {
     d.local[i] = local[i];

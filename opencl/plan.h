@@ -27,6 +27,9 @@ struct Dispatch {
   Kernel kernel;
   cl_uint dims = 1;
   size_t global[3] = {1, 1, 1}, local[3] = {1, 1, 1};
+  // The buffer arguments by index: a recorded step rebinds a tensor to a buffer shared between
+  // launches (a KV pool) by finding its sub-buffer here.
+  std::vector<std::pair<cl_uint, cl_mem>> mem_args;
 };
 
 // `n` bytes of __local memory as a kernel argument.
@@ -52,6 +55,7 @@ class Planner {
   template <class... A>
   void dispatch(Kernel k, std::vector<size_t> global, std::vector<size_t> local, const A&... args) {
     cl_uint i = 0;
+    mem_args_.clear();
     (set_arg(k.get(), i++, args), ...);
     add(std::move(k), std::move(global), std::move(local));
   }
@@ -74,7 +78,7 @@ class Planner {
   size_t reduction_group(int64_t n, size_t cap = 256) const;
 
  private:
-  static void set_arg(cl_kernel k, cl_uint i, cl_mem m);
+  void set_arg(cl_kernel k, cl_uint i, cl_mem m);
   static void set_arg(cl_kernel k, cl_uint i, int64_t v);  // as a checked 32-bit int
   static void set_arg(cl_kernel k, cl_uint i, int v) { set_arg(k, i, int64_t{v}); }
   static void set_arg(cl_kernel k, cl_uint i, float v);
@@ -87,6 +91,7 @@ class Planner {
   const Problem& pr_;
   std::map<std::string, DeviceTensor>& bufs_;
   std::vector<Dispatch> out_;
+  std::vector<std::pair<cl_uint, cl_mem>> mem_args_;  // of the dispatch being set up
   int scratch_count_ = 0;
 };
 

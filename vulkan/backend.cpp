@@ -16,6 +16,7 @@
 #include "vulkan/pipelines.h"
 #include "vulkan/plan.h"
 #include "vulkan/plan_roofs.h"
+#include "vulkan/recorded_step.h"
 #include "vulkan/runtime.h"
 
 namespace ts {
@@ -36,7 +37,7 @@ constexpr uint32_t kMaxWorkGroup = 256;  // the largest local size in vulkan/sha
 
 class VulkanImpl;
 
-class VulkanLaunch final : public Launch {
+class VulkanLaunch final : public Launch, public RecordableLaunch {
  public:
   // `what` names the work in messages (the op); `outputs` are the tensors finish() brings back,
   // `inputs` (inputs and in-outs) those upload_inputs() writes again.
@@ -48,11 +49,16 @@ class VulkanLaunch final : public Launch {
   void finish() override;
   void upload_inputs() override;
 
+  VkBuffer buffer(const std::string& name) const override { return bufs_.at(name).get(); }
+  std::pair<uint32_t, uint32_t> descriptor_counts() const override;
+  void record_dispatches(VkCommandBuffer cb, VkDescriptorPool pool, const BufferOverrides& overrides) override;
+  void download(const std::vector<std::string>& names) override;
+
  private:
   void setup();
   void upload(const std::vector<std::string>& names);
   void alloc_scratch();
-  VkDescriptorBufferInfo buffer_info(const Dispatch& x, const Binding& bd) const;
+  VkDescriptorBufferInfo buffer_info(const Dispatch& x, const Binding& bd, const BufferOverrides& overrides) const;
   void record();
   void release();
 
@@ -154,6 +160,18 @@ class VulkanImpl final : public Backend {
   }
 
   bool has_device_roofs() const override { return true; }
+
+  Support step_recording_support() override {
+    init();
+    if (!ctx_) return Support::no("Vulkan backend unavailable: " + reason_);
+    return Support::yes();
+  }
+
+  std::unique_ptr<RecordedStep> record_step(const StepRecording& r) override {
+    init();
+    check(ctx_ != nullptr, "Vulkan backend unavailable: {}", reason_);
+    return record_vulkan_step(*ctx_, r);
+  }
 
   Support roof_support(Roof r) override {
     init();
@@ -339,7 +357,8 @@ void VulkanLaunch::alloc_scratch() {
 
 // What binding `bd` of dispatch `x` sees: a scratch buffer from its start, or a tensor's data
 // (after its leading guard) or a window of it.
-VkDescriptorBufferInfo VulkanLaunch::buffer_info(const Dispatch& x, const Binding& bd) const {
+VkDescriptorBufferInfo VulkanLaunch::buffer_info(const Dispatch& x, const Binding& bd,
+                                                 const BufferOverrides& overrides) const {
   const VkPhysicalDeviceLimits& lim = ctx_.info().props.limits;
   if (bd.scratch) {
     supported_only_if(bd.scratch <= lim.maxStorageBufferRange,
@@ -349,15 +368,16 @@ VkDescriptorBufferInfo VulkanLaunch::buffer_info(const Dispatch& x, const Bindin
   }
   auto it = io_.find(bd.tensor);
   check(it != io_.end(), "vulkan: {} binds tensor '{}', which the case lacks", x.shader, bd.tensor);
+  const auto over = overrides.find(bd.tensor);
   // The data sits after the leading guard; an empty tensor still binds a non-empty range.
-  const VkDeviceSize nbytes = it->second.nbytes();
+  const VkDeviceSize nbytes = over != overrides.end() ? over->second.nbytes : it->second.nbytes();
   const VkDeviceSize range = bd.range ? bd.range : std::max<VkDeviceSize>(4, nbytes - std::min(nbytes, bd.offset));
   supported_only_if(range <= lim.maxStorageBufferRange,
         "vulkan: {} binds {} bytes of tensor '{}', above this device's maxStorageBufferRange ({}); this op "
         "has no split for it", x.shader, range, bd.tensor, lim.maxStorageBufferRange);
   check((kGuardBytes + bd.offset) % std::max<VkDeviceSize>(1, lim.minStorageBufferOffsetAlignment) == 0,
         "vulkan: window of '{}' at byte {} breaks the offset alignment", bd.tensor, bd.offset);
-  return {bufs_.at(bd.tensor).get(), kGuardBytes + bd.offset, range};
+  return {over != overrides.end() ? over->second.buffer : bufs_.at(bd.tensor).get(), kGuardBytes + bd.offset, range};
 }
 
 VulkanLaunch::~VulkanLaunch() { release(); }
@@ -372,13 +392,18 @@ void VulkanLaunch::release() {
   queries_ = VK_NULL_HANDLE;
 }
 
-void VulkanLaunch::record() {
-  VkDevice d = ctx_.device();
+std::pair<uint32_t, uint32_t> VulkanLaunch::descriptor_counts() const {
   uint32_t descriptors = 0;
   for (const auto& x : plan_) descriptors += static_cast<uint32_t>(x.bindings.size());
+  return {static_cast<uint32_t>(plan_.size()), descriptors};
+}
+
+void VulkanLaunch::record() {
+  VkDevice d = ctx_.device();
+  const auto [sets, descriptors] = descriptor_counts();
   VkDescriptorPoolSize ps{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, std::max(1u, descriptors)};
   VkDescriptorPoolCreateInfo pci{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
-  pci.maxSets = std::max<uint32_t>(1, static_cast<uint32_t>(plan_.size()));
+  pci.maxSets = std::max(1u, sets);
   pci.poolSizeCount = 1;
   pci.pPoolSizes = &ps;
   TS_VK(vkCreateDescriptorPool(d, &pci, nullptr, &pool_));
@@ -406,11 +431,18 @@ void VulkanLaunch::record() {
     vkCmdResetQueryPool(cb_, queries_, 0, 2);
     vkCmdWriteTimestamp(cb_, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, queries_, 0);
   }
+  record_dispatches(cb_, pool_, {});
+  if (queries_) vkCmdWriteTimestamp(cb_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, 1);
+  TS_VK(vkEndCommandBuffer(cb_));
+}
+
+void VulkanLaunch::record_dispatches(VkCommandBuffer cb, VkDescriptorPool pool, const BufferOverrides& overrides) {
+  VkDevice d = ctx_.device();
   for (size_t i = 0; i < plan_.size(); ++i) {
     const Dispatch& x = plan_[i];
     const Pipeline& pl = b_.pipelines().get(x.shader, static_cast<uint32_t>(x.bindings.size()), x.spec);
     VkDescriptorSetAllocateInfo dai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
-    dai.descriptorPool = pool_;
+    dai.descriptorPool = pool;
     dai.descriptorSetCount = 1;
     dai.pSetLayouts = &pl.set_layout;
     VkDescriptorSet set;
@@ -418,7 +450,7 @@ void VulkanLaunch::record() {
     std::vector<VkDescriptorBufferInfo> infos(x.bindings.size());
     std::vector<VkWriteDescriptorSet> writes(x.bindings.size());
     for (size_t j = 0; j < x.bindings.size(); ++j) {
-      infos[j] = buffer_info(x, x.bindings[j]);
+      infos[j] = buffer_info(x, x.bindings[j], overrides);
       writes[j] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
       writes[j].dstSet = set;
       writes[j].dstBinding = static_cast<uint32_t>(j);
@@ -438,16 +470,14 @@ void VulkanLaunch::record() {
       VkMemoryBarrier between{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
       between.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
       between.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
-      vkCmdPipelineBarrier(cb_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1,
+      vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1,
                            &between, 0, nullptr, 0, nullptr);
     }
-    vkCmdBindPipeline(cb_, VK_PIPELINE_BIND_POINT_COMPUTE, pl.pipeline);
-    vkCmdBindDescriptorSets(cb_, VK_PIPELINE_BIND_POINT_COMPUTE, pl.layout, 0, 1, &set, 0, nullptr);
-    vkCmdPushConstants(cb_, pl.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, kPushBytes, push.data());
-    vkCmdDispatch(cb_, x.groups[0], x.groups[1], x.groups[2]);
+    vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pl.pipeline);
+    vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pl.layout, 0, 1, &set, 0, nullptr);
+    vkCmdPushConstants(cb, pl.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, kPushBytes, push.data());
+    vkCmdDispatch(cb, x.groups[0], x.groups[1], x.groups[2]);
   }
-  if (queries_) vkCmdWriteTimestamp(cb_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, 1);
-  TS_VK(vkEndCommandBuffer(cb_));
 }
 
 void VulkanLaunch::execute() {
@@ -466,9 +496,11 @@ void VulkanLaunch::execute() {
   }
 }
 
-void VulkanLaunch::finish() {
+void VulkanLaunch::finish() { download(outputs_); }
+
+void VulkanLaunch::download(const std::vector<std::string>& names) {
   VkDeviceSize total = 0;
-  for (const auto& n : outputs_) total += io_.at(n).storage_bytes();
+  for (const auto& n : names) total += io_.at(n).storage_bytes();
   Buffer& st = b_.staging(total);
   ctx_.submit_and_wait([&](VkCommandBuffer cb) {
     VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
@@ -477,14 +509,14 @@ void VulkanLaunch::finish() {
     vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0,
                          nullptr, 0, nullptr);
     VkDeviceSize off = 0;
-    for (const auto& n : outputs_) {
+    for (const auto& n : names) {
       VkBufferCopy c{0, off, io_.at(n).storage_bytes()};
       vkCmdCopyBuffer(cb, bufs_.at(n).get(), st.get(), 1, &c);
       off += c.size;
     }
   });
   VkDeviceSize off = 0;
-  for (const auto& n : outputs_) {
+  for (const auto& n : names) {
     Tensor& t = io_.at(n);
     std::memcpy(t.storage(), static_cast<const char*>(st.mapped()) + off, t.storage_bytes());
     off += t.storage_bytes();

@@ -186,11 +186,13 @@ TEST(GraphReplay, CpuReplayAllocatesValidatesAndPlansNothing) {
   }
 }
 
-TEST(GraphReplay, ErrorsNeverAStaleRead) {
+// Replay before capture, a state buffer too small, reset_graph then a new capture, replay after the
+// cache was resized or freed: one-line errors, on every backend that replays.
+void expect_replay_errors(Backend& b) {
   const GraphCase& c = cached_case(QuantKind::F32, 1);
   TensorMap w = c.weights;
   auto cache = initial_cache(c);
-  DecodeGraph g(backend("cpu"), build_program(c.program, c.params, w), cache);
+  DecodeGraph g(b, build_program(c.program, c.params, w), cache);
   g.set_decode_state(c.step(0));
   EXPECT_EQ(error_of([&] { g.replay_last_graph(); }),
             "llama_decode: replay before capture: no step is recorded (begin_graph_capture, a step, end_graph_capture)");
@@ -224,6 +226,8 @@ TEST(GraphReplay, ErrorsNeverAStaleRead) {
             "llama_decode: replay after its KV cache was freed (reset_graph, then capture again)");
   EXPECT_EQ(error_of([&] { g.step_eager(); }), "llama_decode: a step after its KV cache was freed");
 }
+
+TEST(GraphReplay, ErrorsNeverAStaleRead) { expect_replay_errors(backend("cpu")); }
 
 // A write past a node's tensor or a pool is seen: the guard zones stay checked around replays.
 TEST(GraphReplay, GuardZonesAreChecked) {
@@ -334,6 +338,100 @@ INSTANTIATE_TEST_SUITE_P(GraphConformance, GraphConf, ::testing::ValuesIn(conf_c
                            return fmt::format("{}_{}_{}_l{}", i.param.backend, i.param.program, enum_name(i.param.kind),
                                               i.param.layers);
                          });
+
+// ---- the device backends' recorded step ----
+
+// The case's steps: step 0 captured (after `bake_word` was set: StepRecording::bake_state_word),
+// the others replayed, except those in `eager_steps`, run eagerly between the replays (the pools then
+// go from the device to the host and back).
+StepsRun replay_run(Backend& b, const GraphCase& c, int64_t bake_word, const std::vector<int64_t>& eager_steps = {}) {
+  TensorMap weights = c.weights;
+  StepsRun run;
+  run.cache = initial_cache(c);
+  DecodeGraph g(b, build_program(c.program, c.params, weights), run.cache);
+  g.bake_state_word_for_test(bake_word);
+  for (int64_t s = 0; s < c.params.steps; ++s) {
+    g.set_decode_state(c.step(s));
+    if (s == 0) capture_one_step(g);
+    else if (std::find(eager_steps.begin(), eager_steps.end(), s) != eager_steps.end()) g.step_eager();
+    else g.replay_last_graph();
+    run.outputs.push_back(g.output());
+  }
+  g.check_guards();
+  return run;
+}
+
+int64_t steps_differing(const StepsRun& a, const StepsRun& b) {
+  int64_t n = 0;
+  for (size_t s = 0; s < a.outputs.size(); ++s) n += same_bits(a.outputs[s], b.outputs[s]) ? 0 : 1;
+  return n;
+}
+
+class GraphDevice : public ::testing::TestWithParam<std::string> {
+ protected:
+  // The backend, or a skip: unavailable, or no recorded form here (the reason).
+  Backend* device() {
+    Backend* b = find_backend(GetParam());
+    if (!b) return nullptr;
+    const Availability a = b->availability();
+    if (!a.ok) {
+      skip_ = "unavailable: " + a.detail;
+      return nullptr;
+    }
+    const Support rs = DecodeGraph::replay_support(*b);
+    if (!rs.ok) {
+      skip_ = "unsupported: " + rs.reason;
+      return nullptr;
+    }
+    return b;
+  }
+  std::string skip_;
+};
+
+// The net under the replay conformance: a recording that keeps a per-step scalar as it was at
+// capture (the position RoPE writes K/V at, or the context length attention reads) replays steps
+// that differ from the eager ones, and the same recording without the fault replays them exactly.
+TEST_P(GraphDevice, ReplayThatBakesAStateWordIsCaught) {
+  Backend* b = device();
+  if (!b) GTEST_SKIP() << skip_;
+  const GraphCase& c = cached_case(QuantKind::F32, 2);
+  const StepsRun eager = run_graph_case(*b, c, RunMode::Eager);
+  EXPECT_EQ(steps_differing(eager, replay_run(*b, c, -1)), 0);
+  EXPECT_EQ(steps_differing(eager, replay_run(*b, c, state_layout::kPosition)), c.params.steps - 1);
+  EXPECT_EQ(steps_differing(eager, replay_run(*b, c, state_layout::kContextLen)), c.params.steps - 1);
+}
+
+// Eager steps between replays: the pools come back to the host for the eager step and go to the
+// device again for the next replay; every step still equals the eager run's, the cache too.
+TEST_P(GraphDevice, EagerStepsBetweenReplaysKeepTheCache) {
+  Backend* b = device();
+  if (!b) GTEST_SKIP() << skip_;
+  const GraphCase& c = cached_case(QuantKind::F32, 2);
+  const StepsRun eager = run_graph_case(*b, c, RunMode::Eager);
+  const StepsRun mixed = replay_run(*b, c, -1, {2});
+  EXPECT_EQ(steps_differing(eager, mixed), 0);
+  for (int64_t l = 0; l < c.params.layers; ++l) {
+    EXPECT_TRUE(same_bits(eager.cache->k[l], mixed.cache->k[l])) << "layer " << l;
+    EXPECT_TRUE(same_bits(eager.cache->v[l], mixed.cache->v[l])) << "layer " << l;
+  }
+}
+
+TEST_P(GraphDevice, ErrorsNeverAStaleRead) {
+  Backend* b = device();
+  if (!b) GTEST_SKIP() << skip_;
+  expect_replay_errors(*b);
+}
+
+std::vector<std::string> device_backends() {
+  std::vector<std::string> v;
+  for (const std::string& b : backend_names())
+    if (b != "reference" && b != "cpu") v.push_back(b);  // the host backends replay their launch list
+  return v;
+}
+
+// Named GraphConformance/GraphDevice.<test>/<backend>_recorded: the backend's graph slice runs them.
+INSTANTIATE_TEST_SUITE_P(GraphConformance, GraphDevice, ::testing::ValuesIn(device_backends()),
+                         [](const ::testing::TestParamInfo<std::string>& i) { return i.param + "_recorded"; });
 
 // ---- the full tier: one layer of Llama-3-8B and of Qwen3-30B-A3B, Q4_K ----
 
