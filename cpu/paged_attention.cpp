@@ -10,6 +10,7 @@
 #include "cpu/attention_run.h"
 #include "cpu/common.h"
 #include "cpu/convert.h"
+#include "cpu/int8_scores.h"
 #include "cpu/kernels.h"
 
 namespace ts::cpu {
@@ -137,6 +138,7 @@ void kv_paged_decode_attention(const KvPagedDecodeParams& p, TensorMap& t) {
   const auto q = widen_all(tensor(t, "q"));
   const int64_t group = p.num_q_heads / p.num_kv_heads;
   AttentionRun run(pl.k.dtype(), out.dtype(), p.scale);
+  if (int8_scores(pl.k.dtype(), p.valid_kv_len, p.head_dim) && int8_route_data(p, t)) run.int8_queries();
   for (int64_t kh = 0; kh < p.num_kv_heads; ++kh) {
     run.block(pl.view(kh, tensor(t, "block_table").as<uint32_t>()));
     for (int64_t h = kh * group; h < (kh + 1) * group; ++h)
@@ -156,7 +158,9 @@ void add_paged_attention(KernelTable& k) {
   k.add(ops::paged_varlen_attention_vllm_tiled_q4, paged_varlen_attention_vllm_tiled_q4);
   k.add(ops::paged_varlen_attention_fa2_ffi, paged_varlen_attention_fa2_ffi);
   k.add(ops::paged_batched_decode_attention, paged_batched_decode_attention);
-  k.add(ops::kv_paged_decode_attention, kv_paged_decode_attention);
+  // I8 pools with enough keys score in int8 (cpu/int8_scores.h), judged by that route's own bound.
+  k.add(ops::kv_paged_decode_attention, kv_paged_decode_attention, {},
+        [](const Problem& pr, const std::string&, const TensorMap& in) { return int8_score_tolerance(pr, in); });
 }
 
 }  // namespace ts::cpu
