@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -37,18 +38,33 @@ struct PoolSlots {
 
 }  // namespace
 
-bool int8_route_data(const KvPagedDecodeParams& p, const TensorMap& t) {
-  const Tensor& q = t.at("q");
-  for (int64_t i = 0; i < q.numel(); ++i)
-    if (!std::isfinite(q.get(i))) return false;
-  const PoolSlots pool{p, t.at("block_table").as<uint32_t>()};
+namespace {
+// Whether any of x[0, n) is a NaN or an Inf (an all-ones exponent), as a branch-free OR the compiler
+// vectorises: a decode's check costs microseconds.
+bool any_non_finite(const float* x, int64_t n) {
+  uint32_t top = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    uint32_t u;
+    std::memcpy(&u, x + i, sizeof(u));
+    top |= static_cast<uint32_t>((u & 0x7f800000u) == 0x7f800000u);
+  }
+  return top != 0;
+}
+}  // namespace
+
+bool int8_route_data(const KvPagedDecodeParams& p, const float* q, const TensorMap& t) {
+  if (any_non_finite(q, p.num_q_heads * p.head_dim)) return false;
+  // The scales block by block: a block's slots of one kv head lie together.
+  const uint32_t* table = t.at("block_table").as<uint32_t>();
   const float* ks = t.at("layer_k_scales").as<float>();
   const float* vs = t.at("layer_v_scales").as<float>();
-  for (int64_t h = 0; h < p.num_kv_heads; ++h)
-    for (int64_t j = 0; j < p.valid_kv_len; ++j) {
-      const int64_t s = pool.slot(h, j);
-      if (!std::isfinite(ks[s]) || !std::isfinite(vs[s])) return false;
+  for (int64_t j0 = 0; j0 < p.valid_kv_len; j0 += p.block_size) {
+    const int64_t n = std::min(p.block_size, p.valid_kv_len - j0);
+    for (int64_t h = 0; h < p.num_kv_heads; ++h) {
+      const int64_t at = (static_cast<int64_t>(table[j0 / p.block_size]) * p.num_kv_heads + h) * p.block_size;
+      if (any_non_finite(ks + at, n) || any_non_finite(vs + at, n)) return false;
     }
+  }
   return true;
 }
 
@@ -79,10 +95,12 @@ bool int8_route_data(const KvPagedDecodeParams& p, const TensorMap& t) {
 // rounding (2 u_out) are added as NMSE terms.
 std::optional<Tolerance> int8_score_tolerance(const Problem& pr, const TensorMap& in) {
   const auto& p = pr.params.as<KvPagedDecodeParams>();
-  if (!int8_scores(storage_dtype(p.kv_dtype), p.valid_kv_len, p.head_dim) || !int8_route_data(p, in))
-    return std::nullopt;
+  if (!int8_scores(storage_dtype(p.kv_dtype), p.valid_kv_len, p.head_dim)) return std::nullopt;
   const int64_t hd = p.head_dim, L = p.valid_kv_len, group = p.num_q_heads / p.num_kv_heads;
-  const Tensor& q = in.at("q");
+  const Tensor& qt = in.at("q");
+  std::vector<float> q(static_cast<size_t>(qt.numel()));
+  for (int64_t i = 0; i < qt.numel(); ++i) q[static_cast<size_t>(i)] = static_cast<float>(qt.get(i));
+  if (!int8_route_data(p, q.data(), in)) return std::nullopt;
   const int8_t* kc = in.at("layer_k").as<int8_t>();
   const int8_t* vc = in.at("layer_v").as<int8_t>();
   const float* ks = in.at("layer_k_scales").as<float>();
@@ -107,7 +125,7 @@ std::optional<Tolerance> int8_score_tolerance(const Problem& pr, const TensorMap
       l2[j] = std::sqrt(a);
     }
     for (int64_t h = kh * group; h < (kh + 1) * group; ++h) {
-      for (int64_t i = 0; i < hd; ++i) qf[i] = static_cast<float>(q.get(h * hd + i));
+      std::copy(q.begin() + h * hd, q.begin() + (h + 1) * hd, qf.begin());
       const double d = quantize_query(qf.data(), hd, codes.data(), hd);
       double m = -std::numeric_limits<double>::infinity();
       for (int64_t j = 0; j < L; ++j) {

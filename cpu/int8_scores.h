@@ -37,9 +37,9 @@ inline bool int8_scores(DType kv_dtype, int64_t keys, int64_t head_dim) {
 }
 
 // Whether a kv_paged_decode_attention case's data admits the route: every query finite (a NaN or an
-// Inf would not survive the quantizer) and every visible key and value scale finite (the exact route
-// gives such rows NaN outputs, the bound is over finite ones).
-bool int8_route_data(const KvPagedDecodeParams& p, const TensorMap& t);
+// Inf would not survive the quantizer; q: the case's q as F32) and every visible key and value scale
+// finite (the exact route gives such rows NaN outputs, the bound is over finite ones).
+bool int8_route_data(const KvPagedDecodeParams& p, const float* q, const TensorMap& t);
 
 // Whether this CPU has the instructions the integer kernel is written in (AVX-512 BW and VNNI).
 bool int8_scores_available();

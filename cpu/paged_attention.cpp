@@ -138,7 +138,7 @@ void kv_paged_decode_attention(const KvPagedDecodeParams& p, TensorMap& t) {
   const auto q = widen_all(tensor(t, "q"));
   const int64_t group = p.num_q_heads / p.num_kv_heads;
   AttentionRun run(pl.k.dtype(), out.dtype(), p.scale);
-  if (int8_scores(pl.k.dtype(), p.valid_kv_len, p.head_dim) && int8_route_data(p, t)) run.int8_queries();
+  if (int8_scores(pl.k.dtype(), p.valid_kv_len, p.head_dim) && int8_route_data(p, q.data(), t)) run.int8_queries();
   for (int64_t kh = 0; kh < p.num_kv_heads; ++kh) {
     run.block(pl.view(kh, tensor(t, "block_table").as<uint32_t>()));
     for (int64_t h = kh * group; h < (kh + 1) * group; ++h)

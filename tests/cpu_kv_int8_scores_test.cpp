@@ -11,6 +11,7 @@
 
 #include "conformance/check.h"
 #include "core/case_file.h"
+#include "core/ops/paged/pool.h"
 #include "core/ops/paged_params.h"
 #include "cpu/int8_scores.h"
 
@@ -52,6 +53,28 @@ TEST(CpuKvInt8Scores, DecodesPassUnderTheDerivedBound) {
         EXPECT_GT(v.outputs[0].report.nmse, 1e-9) << v.describe(true);
       }
     }
+}
+
+// Shapes off the kernel's steps: head_dim 96 and 40 (a masked tail of the 64-byte step), groups of
+// 2 and 3 query heads (the kernel's 4 rows repeating one), key counts that leave 1 to 3 keys over a
+// step of 4, blocks of 8 and 1.
+TEST(CpuKvInt8Scores, ShapesOffTheKernelsStepsPass) {
+  if (!cpu::int8_scores_available()) GTEST_SKIP() << "no AVX-512 VNNI here: the exact route runs";
+  const Op& op = op_or_throw("kv_paged_decode_attention");
+  struct Shape { int64_t nq, nkv, hd, bs, len; };
+  for (const Shape& s : {Shape{6, 3, 96, 8, 70}, Shape{9, 3, 40, 1, 33}, Shape{4, 1, 128, 16, 131}}) {
+    KvPagedDecodeParams p{.kv_dtype = KvDtype::I8, .num_q_heads = s.nq, .num_kv_heads = s.nkv, .head_dim = s.hd,
+                          .valid_kv_len = s.len, .block_size = s.bs,
+                          .scale = static_cast<float>(1 / std::sqrt(static_cast<double>(s.hd)))};
+    p.num_table = (s.len + s.bs - 1) / s.bs + 1;
+    p.num_blocks = paged::blocks_needed({s.len}, s.bs, 2);
+    SCOPED_TRACE(fmt::format("nq={} nkv={} hd={} bs={} len={}", s.nq, s.nkv, s.hd, s.bs, s.len));
+    const Case c = generate_case(op, Params::of(p), DType::F32, 9);
+    const Verdict v = judged(c);
+    EXPECT_TRUE(v.pass) << v.describe(true);
+    EXPECT_EQ(v.outputs[0].tolerance.metric, Metric::Nmse);
+    EXPECT_GT(v.outputs[0].report.nmse, 1e-9) << v.describe(true);
+  }
 }
 
 // Every value scale 1 + eps too large in what the backend is given (the expectation keeps the
