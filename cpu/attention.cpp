@@ -15,6 +15,7 @@
 #include "cpu/attention_run.h"
 #include "cpu/common.h"
 #include "cpu/convert.h"
+#include "cpu/int8_scores.h"
 #include "cpu/kernels.h"
 #include "cpu/thread_pool.h"
 
@@ -156,7 +157,28 @@ void flash_attention_batched_per_cache(const FlashAttentionBatchedPerCacheParams
 }
 }  // namespace
 
+void AttentionRun::quantize_queries(Pending& b) const {
+  const int64_t rows = static_cast<int64_t>(b.q.size()), dk = b.kv.d1 + b.kv.d2;
+  const int64_t padded = (dk + kInt8ScoreStep - 1) / kInt8ScoreStep * kInt8ScoreStep;
+  b.q8_codes.resize(static_cast<size_t>(rows * padded));
+  b.q8.resize(static_cast<size_t>(rows));
+  b.q8_bias.resize(static_cast<size_t>(rows));
+  b.q8_scale.resize(static_cast<size_t>(rows));
+  for (int64_t r = 0; r < rows; ++r) {
+    int8_t* codes = b.q8_codes.data() + r * padded;
+    b.q8_scale[r] = quantize_query(b.q[r], dk, codes, padded);
+    int32_t sum = 0;
+    for (int64_t i = 0; i < dk; ++i) sum += codes[i];
+    b.q8_bias[r] = 128 * sum;
+    b.q8[r] = codes;
+  }
+}
+
 void AttentionRun::run() {
+  // The int8 query rows of an I8 pool's blocks (a few hundred bytes per block).
+  if (int8_queries_ && kv_dt_ == DType::I8 && int8_scores_available())
+    for (Pending& b : blocks_)
+      if (rows_in_place(b.kv)) quantize_queries(b);
   // Tasks: each block's visible key range, cut into fixed pieces when the block is short.
   struct TaskRef { size_t block; int64_t j0, j1; size_t state; };
   ScratchVector<TaskRef> tasks;
@@ -200,7 +222,9 @@ void AttentionRun::run() {
     std::fill(task.m, task.m + rows, -std::numeric_limits<float>::infinity());
     std::fill(task.l, task.l + rows, 0.0f);
     std::fill(task.acc, task.acc + rows * b.kv.dv, 0.0f);
-    const AttnBlock blk{b.q.data(), b.lo.data(), b.hi.data(), rows};
+    const bool q8 = !b.q8.empty();
+    const AttnBlock blk{b.q.data(), b.lo.data(), b.hi.data(), rows, q8 ? b.q8.data() : nullptr,
+                        q8 ? b.q8_bias.data() : nullptr, q8 ? b.q8_scale.data() : nullptr};
     attend(kv_dt_, task, blk, b.kv, scale_);
   });
 

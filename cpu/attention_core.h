@@ -44,12 +44,17 @@ inline bool rows_in_place(const KvView& kv) {
   return kv.paging.table ? kv.paging.x == 0 && !kv.paging.v_channel_major : kv.d2 == 0;
 }
 
-// Query rows (F32, d1 + d2 each) and the key range [lo, hi) each row sees.
+// Query rows (F32, d1 + d2 each) and the key range [lo, hi) each row sees. An I8 pool's block may
+// carry its rows quantized to int8 as well (cpu/int8_scores.h): codes (padded to kInt8ScoreStep),
+// 128 x their sum, and their scale d; the I8 kernel then scores in integers where the CPU can.
 struct AttnBlock {
   const float* const* q;
   const int64_t* lo;
   const int64_t* hi;
   int64_t rows;
+  const int8_t* const* q8 = nullptr;
+  const int32_t* q8_bias = nullptr;
+  const float* q8_scale = nullptr;
 };
 
 // One task: keys [j0, j1) for every row of a block, with its online-softmax state per row

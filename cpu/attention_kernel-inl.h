@@ -24,6 +24,7 @@
 #include "cpu/attention_core.h"
 #include "cpu/attention_kernels.h"
 #include "cpu/common.h"
+#include "cpu/int8_scores.h"
 #include "cpu/prefetch.h"
 #include "cpu/simd-inl.h"
 #include "hwy/contrib/math/math-inl.h"
@@ -509,6 +510,34 @@ HWY_INLINE void AccumulateValues(const float (*HWY_RESTRICT p)[kTile], int64_t n
     }
 }
 
+// The integer scores of an I8 pool (cpu/int8_scores.h) on the AVX-512 targets, whose CPUs the engine
+// has checked for VNNI before quantizing the queries (AttentionRun::run); the other targets score the
+// F32 queries (the exact route, which the int8 route's tolerance also admits).
+constexpr bool kInt8Target = HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3;
+template <int R>
+HWY_INLINE void Int8Scores(const AttnBlock& blk, int64_t first, const int8_t* const* krow, const float* ks, int64_t n,
+                           int64_t dk, float scale, float* s, const RowPrefetch<int8_t>& prefetch) {
+  Int8QueryGroup g;
+  g.rows = R;
+  for (int r = 0; r < 4; ++r) {
+    const int64_t row = first + std::min(r, R - 1);
+    g.codes[r] = blk.q8[row];
+    g.bias[r] = blk.q8_bias[row];
+    g.factor[r] = scale * blk.q8_scale[row];
+  }
+  Int8KeyPrefetch pf;
+  if (prefetch.ahead >= 0) {
+    pf.k = prefetch.rows.k;
+    pf.v = prefetch.rows.v;
+    pf.offset = prefetch.ahead;
+    pf.limit = prefetch.rows.n + prefetch.rows.ahead;
+    pf.kbytes = static_cast<size_t>(prefetch.kbytes);
+    pf.vbytes = static_cast<size_t>(prefetch.vbytes);
+    pf.values = !prefetch.split;
+  }
+  score_int8_keys(g, krow, ks, n, dk, s, kTile, pf);
+}
+
 // One online-softmax step for R rows (rows first .. first + R - 1 of the block) over the keys
 // [u0, u0 + n) of a tile, which some of those rows see (rows[0] is key u0): scores, masking of the
 // keys a row does not see, rescaling of the running state, then p·V.
@@ -519,7 +548,15 @@ HWY_INLINE void StepRows(const AttnTask& task, const AttnBlock& blk, int64_t fir
   const DF d;
   const int64_t N = hn::Lanes(d);
   HWY_ALIGN float s[R][kTile];
-  Scores<R>(blk.q + first, rows.k + off, rows.scaled ? rows.ks + off : nullptr, n, dk, scale, s, prefetch);
+  if constexpr (std::is_same_v<E, int8_t> && kInt8Target) {
+    if (blk.q8) {
+      Int8Scores<R>(blk, first, rows.k + off, rows.scaled ? rows.ks + off : nullptr, n, dk, scale, s[0], prefetch);
+    } else {
+      Scores<R>(blk.q + first, rows.k + off, rows.scaled ? rows.ks + off : nullptr, n, dk, scale, s, prefetch);
+    }
+  } else {
+    Scores<R>(blk.q + first, rows.k + off, rows.scaled ? rows.ks + off : nullptr, n, dk, scale, s, prefetch);
+  }
   float* acc[R];
   TS_UNROLL_ROWS for (int r = 0; r < R; ++r) {
     const int64_t row = first + r;

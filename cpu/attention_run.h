@@ -19,7 +19,7 @@ class AttentionRun {
   AttentionRun(DType kv_dtype, DType out_dtype, float scale) : kv_dt_(kv_dtype), out_dt_(out_dtype), scale_(scale) {}
 
   // Starts a block of query rows over `kv`; add rows with row() next.
-  void block(const KvView& kv) { blocks_.push_back({kv, {}, {}, {}, {}, {}}); }
+  void block(const KvView& kv) { blocks_.push_back({kv, {}, {}, {}, {}, {}, {}, {}, {}, {}}); }
   // A query row (F32) seeing keys [lo, hi); its output goes to `out` (dv elements of out_dtype) and,
   // when `lse` is given, the natural log of its sum of exp(scores) there (-inf with no visible key).
   void row(const float* q, int64_t lo, int64_t hi, std::byte* out, float* lse = nullptr) {
@@ -30,6 +30,10 @@ class AttentionRun {
     b.out.push_back(out);
     b.lse.push_back(lse);
   }
+  // Scores an I8 pool's keys with the query rows quantized to int8 (cpu/int8_scores.h), where the
+  // CPU has the instructions: the caller has checked that the case takes that route (int8_scores,
+  // finite data), whose tolerance then judges the output.
+  void int8_queries() { int8_queries_ = true; }
   void run();
 
  private:
@@ -39,9 +43,16 @@ class AttentionRun {
     ScratchVector<int64_t> lo, hi;
     ScratchVector<std::byte*> out;
     ScratchVector<float*> lse;
+    // The int8 rows (int8_queries): codes, their row pointers, 128 x their sums, their scales.
+    ScratchVector<int8_t> q8_codes;
+    ScratchVector<const int8_t*> q8;
+    ScratchVector<int32_t> q8_bias;
+    ScratchVector<float> q8_scale;
   };
+  void quantize_queries(Pending& b) const;
   DType kv_dt_, out_dt_;
   float scale_;
+  bool int8_queries_ = false;
   ScratchVector<Pending> blocks_;
 };
 

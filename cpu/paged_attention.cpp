@@ -3,6 +3,7 @@
 // the block table, in ferrum's or vLLM's layout, dequantizing I8 and F8_E4M3 pools on load. No op has
 // its own softmax, GQA sharing or key split.
 #include <algorithm>
+#include <functional>
 #include <vector>
 
 #include "core/ops/paged/attention_view.h"
@@ -11,6 +12,7 @@
 #include "cpu/attention_run.h"
 #include "cpu/common.h"
 #include "cpu/convert.h"
+#include "cpu/int8_scores.h"
 #include "cpu/kernels.h"
 
 namespace ts::cpu {
@@ -50,9 +52,12 @@ Pools pools(const paged::PoolView& v, TensorMap& t) {
 // Every attention op of the two families through its view (core/ops/paged/attention_view.h), made at
 // prepare: a block per (sequence, kv head, run of positions that fills a block's rows with the GQA
 // group), each query row over its visible prefix. Rows no sequence (no tile) covers are left unwritten.
-// The run walks the sequences in the tensors as they are at execute, allocating nothing.
-HostRun attention(paged::AttentionView v, TensorMap& t) {
-  return [v = std::move(v), &t] {
+// The run walks the sequences in the tensors as they are at execute, allocating nothing. `int8_route`
+// (given the widened queries and the case's tensors): whether this execute scores an I8 pool's keys in
+// int8 (cpu/int8_scores.h).
+using Int8Route = std::function<bool(const float* q, const TensorMap& t)>;
+HostRun attention(paged::AttentionView v, TensorMap& t, Int8Route int8_route = {}) {
+  return [v = std::move(v), &t, int8_route = std::move(int8_route)] {
     Tensor& out = tensor(t, v.out);
     const size_t es = dtype_size(out.dtype());
     const auto q = widen_all(tensor(t, v.q));
@@ -62,6 +67,7 @@ HostRun attention(paged::AttentionView v, TensorMap& t) {
     const int64_t hd = v.head_dim, group = v.num_heads / v.pool.kv_heads, total = v.seq.total_q;
     const int64_t positions = std::max<int64_t>(1, kRowsPerBlock / group);
     AttentionRun run(pl.k.dtype(), out.dtype(), v.scale);
+    if (int8_route && int8_route(q.data(), t)) run.int8_queries();
     paged::for_each_sequence(v, t, [&](const paged::SeqRows& s) {
       for (int64_t kh = 0; kh < v.pool.kv_heads; ++kh)
         for (int64_t i0 = 0; i0 < s.rows; i0 += positions) {
@@ -94,7 +100,17 @@ void add_paged_attention(KernelTable& k) {
   add(k, ops::paged_varlen_attention_vllm_tiled_q4);
   add(k, ops::paged_varlen_attention_fa2_ffi);
   add(k, ops::paged_batched_decode_attention);
-  add(k, ops::kv_paged_decode_attention);
+  // I8 pools with enough keys score in int8 (cpu/int8_scores.h), judged by that route's own bound.
+  k.add_prepared(
+      ops::kv_paged_decode_attention,
+      [](const KvPagedDecodeParams& p, TensorMap& t) {
+        return attention(view_of<paged::AttentionView>(ops::kv_paged_decode_attention, p), t,
+                         [p](const float* q, const TensorMap& in) {
+                           return int8_scores(in.at("layer_k").dtype(), p.valid_kv_len, p.head_dim) &&
+                                  int8_route_data(p, q, in);
+                         });
+      },
+      {}, [](const Problem& pr, const std::string&, const TensorMap& in) { return int8_score_tolerance(pr, in); });
 }
 
 }  // namespace ts::cpu

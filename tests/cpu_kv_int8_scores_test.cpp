@@ -1,0 +1,125 @@
+// kv_paged_decode_attention over an I8 pool on cpu scores its keys in int8 (cpu/int8_scores.h): each
+// query row quantized with its own scale, integer dots, the scales applied once per score. The case is
+// judged by the route's own NMSE bound (derived from the query's quantum and the case's keys and
+// values, printed with its derivation); a result off by more than that bound still fails; too few
+// keys and a non-finite query keep the exact route under the op's tolerance.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "conformance/check.h"
+#include "core/case_file.h"
+#include "core/ops/paged/pool.h"
+#include "core/ops/paged_params.h"
+#include "cpu/int8_scores.h"
+
+namespace ts {
+namespace {
+
+const CaseSpec& preset(const Op& op, const std::string& name) {
+  for (const CaseSpec& c : op.cases())
+    if (c.name == name) return c;
+  for (const CaseSpec& c : op.benches())
+    if (c.name == name) return c;
+  throw Error("no preset " + name);
+}
+
+Case kv_case(const std::string& name, DType dt = DType::F32) {
+  const Op& op = op_or_throw("kv_paged_decode_attention");
+  return generate_case(op, preset(op, name).params, dt, 5);
+}
+
+// The output of the case run on cpu, judged under the tolerance the matrix would use.
+Verdict judged(const Case& c) { return check_case(backend("cpu"), c, false); }
+
+// GQA groups of 4 (two kv heads of 128) with 33 keys, one group of 1 over 256 with 64, and a
+// Llama-3-8B decode of 1024 keys: each passes under the int8 bound, and the route ran (its NMSE is
+// that of a quantized query, far above the exact route's F32 rounding).
+TEST(CpuKvInt8Scores, DecodesPassUnderTheDerivedBound) {
+  if (!cpu::int8_scores_available()) GTEST_SKIP() << "no AVX-512 VNNI here: the exact route runs";
+  for (const char* name : {"I8_gqa4_hd128_bs16_len33", "I8_gqa1_hd256_bs32_len64", "llama3_8b_ctx1024_I8"})
+    for (DType dt : {DType::F32, DType::BF16}) {
+      SCOPED_TRACE(std::string(name) + " " + std::string(dtype_name(dt)));
+      const Case c = kv_case(name, dt);
+      const Verdict v = judged(c);
+      ASSERT_TRUE(v.pass) << v.describe(true);
+      const Tolerance& t = v.outputs[0].tolerance;
+      EXPECT_EQ(t.metric, Metric::Nmse);
+      EXPECT_NE(t.why.find("quantized to int8"), std::string::npos) << t.str();
+      EXPECT_NE(t.why.find("degrees of freedom"), std::string::npos) << t.str();
+      if (dt == DType::F32) {
+        EXPECT_GT(v.outputs[0].report.nmse, 1e-9) << v.describe(true);
+      }
+    }
+}
+
+// Shapes off the kernel's steps: head_dim 96 and 40 (a masked tail of the 64-byte step), groups of
+// 2 and 3 query heads (the kernel's 4 rows repeating one), key counts that leave 1 to 3 keys over a
+// step of 4, blocks of 8 and 1.
+TEST(CpuKvInt8Scores, ShapesOffTheKernelsStepsPass) {
+  if (!cpu::int8_scores_available()) GTEST_SKIP() << "no AVX-512 VNNI here: the exact route runs";
+  const Op& op = op_or_throw("kv_paged_decode_attention");
+  struct Shape { int64_t nq, nkv, hd, bs, len; };
+  for (const Shape& s : {Shape{6, 3, 96, 8, 70}, Shape{9, 3, 40, 1, 33}, Shape{4, 1, 128, 16, 131}}) {
+    KvPagedDecodeParams p{.kv_dtype = KvDtype::I8, .num_q_heads = s.nq, .num_kv_heads = s.nkv, .head_dim = s.hd,
+                          .valid_kv_len = s.len, .block_size = s.bs,
+                          .scale = static_cast<float>(1 / std::sqrt(static_cast<double>(s.hd)))};
+    p.num_table = (s.len + s.bs - 1) / s.bs + 1;
+    p.num_blocks = paged::blocks_needed({s.len}, s.bs, 2);
+    SCOPED_TRACE(fmt::format("nq={} nkv={} hd={} bs={} len={}", s.nq, s.nkv, s.hd, s.bs, s.len));
+    const Case c = generate_case(op, Params::of(p), DType::F32, 9);
+    const Verdict v = judged(c);
+    EXPECT_TRUE(v.pass) << v.describe(true);
+    EXPECT_EQ(v.outputs[0].tolerance.metric, Metric::Nmse);
+    EXPECT_GT(v.outputs[0].report.nmse, 1e-9) << v.describe(true);
+  }
+}
+
+// Every value scale 1 + eps too large in what the backend is given (the expectation keeps the
+// original pool): the output is then (1 + eps) x its own, an NMSE of eps^2 from that alone. With
+// eps^2 four times the bound the case fails; the bound does not move (it scales with |v|^2 as the
+// outputs' energy does).
+TEST(CpuKvInt8Scores, AnErrorAboveTheBoundFails) {
+  for (const char* name : {"I8_gqa4_hd128_bs16_len33", "llama3_8b_ctx1024_I8"}) {
+    SCOPED_TRACE(name);
+    const Case c = kv_case(name);
+    const std::optional<Tolerance> t = backend("cpu").tolerance(c, "output", c.tensors);
+    ASSERT_TRUE(t.has_value());
+    const double eps = 2 * std::sqrt(t->max_nmse);
+    Case wrong = c;
+    Tensor& vs = wrong.tensors.at("layer_v_scales");
+    for (int64_t i = 0; i < vs.numel(); ++i) vs.as<float>()[i] *= static_cast<float>(1 + eps);
+    const std::optional<Tolerance> tw = backend("cpu").tolerance(wrong, "output", wrong.tensors);
+    ASSERT_TRUE(tw.has_value());
+    EXPECT_NEAR(tw->max_nmse, t->max_nmse, 1e-3 * t->max_nmse);
+    const Verdict v = judged(wrong);
+    EXPECT_FALSE(v.pass) << v.describe(true);
+    EXPECT_GT(v.outputs[0].report.nmse, t->max_nmse);
+  }
+}
+
+// The exact route and the op's own tolerance: too few keys for the route (9 < kInt8ScoreMinKeys), a
+// query holding a NaN or an Inf, and the other pool dtypes.
+TEST(CpuKvInt8Scores, ShortContextsAndNonFiniteQueriesKeepTheExactRoute) {
+  const Case few = kv_case("I8_gqa8_hd64_bs1_len9");
+  EXPECT_FALSE(backend("cpu").tolerance(few, "output", few.tensors).has_value());
+  EXPECT_TRUE(judged(few).pass);
+  for (float bad : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
+    Case c = kv_case("I8_gqa1_hd256_bs32_len64");
+    c.tensors.at("q").as<float>()[3] = bad;
+    c.expected.clear();
+    fill_expected(c);
+    EXPECT_FALSE(backend("cpu").tolerance(c, "output", c.tensors).has_value());
+    const Verdict v = judged(c);
+    EXPECT_TRUE(v.pass) << v.describe(true);
+  }
+  for (const char* name : {"F16_gqa1_hd256_bs32_len64", "F8_E4M3_gqa1_hd256_bs32_len64"}) {
+    const Case c = kv_case(name);
+    EXPECT_FALSE(backend("cpu").tolerance(c, "output", c.tensors).has_value()) << name;
+  }
+}
+
+}  // namespace
+}  // namespace ts
