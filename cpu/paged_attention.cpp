@@ -92,15 +92,10 @@ template <class P> void add(KernelTable& k, const OpRef<P>& op) {
 }  // namespace
 
 void add_paged_attention(KernelTable& k) {
-  add(k, ops::paged_decode_attention);
-  add(k, ops::paged_decode_attention_v2);  // v2's partitions of 512: the engine's own key split merges in order
-  add(k, ops::paged_varlen_attention);
-  add(k, ops::paged_varlen_attention_vllm);
-  add(k, ops::paged_varlen_attention_vllm_layout);
-  add(k, ops::paged_varlen_attention_vllm_tiled_q4);
-  add(k, ops::paged_varlen_attention_fa2_ffi);
-  add(k, ops::paged_batched_decode_attention);
-  // I8 pools with enough keys score in int8 (cpu/int8_scores.h), judged by that route's own bound.
+#define TS_ADD(op) add(k, ops::op);
+  TS_ATTENTION_VIEW_OPS(TS_ADD)  // v2's partitions of 512: the engine's own key split merges in order
+#undef TS_ADD
+  // kv_paged_decode_attention again, replacing its plain registration: I8 pools with enough keys score in int8 (cpu/int8_scores.h), judged by that route's own bound.
   k.add_prepared(
       ops::kv_paged_decode_attention,
       [](const KvPagedDecodeParams& p, TensorMap& t) {

@@ -74,15 +74,9 @@ template <class P> void add(PlanTable& t, OpRef<P> op) {
 }  // namespace
 
 void add_paged_attention_ops(PlanTable& t) {
-  add(t, ops::paged_decode_attention);
-  add(t, ops::paged_varlen_attention_vllm_layout);
-  add(t, ops::paged_decode_attention_v2);
-  add(t, ops::paged_batched_decode_attention);
-  add(t, ops::paged_varlen_attention);
-  add(t, ops::paged_varlen_attention_vllm);
-  add(t, ops::paged_varlen_attention_fa2_ffi);
-  add(t, ops::paged_varlen_attention_vllm_tiled_q4);
-  add(t, ops::kv_paged_decode_attention);
+#define TS_ADD(op) add(t, ops::op);
+  TS_ATTENTION_VIEW_OPS(TS_ADD)
+#undef TS_ADD
 }
 
 }  // namespace ts::ocl

@@ -4,6 +4,7 @@
 // keys are always a prefix [0, n) of its sequence's positions.
 #include <algorithm>
 #include <limits>
+#include <type_traits>
 
 #include "core/ops/kv/kv_quant.h"
 #include "core/ops/paged/attention_common.h"
@@ -84,30 +85,11 @@ template <class P> void attention(const OpRef<P>& op, const P& p, TensorMap& t) 
 
 }  // namespace
 
-// v2's partitions of 512 change how a kernel reduces, not what it computes; a tile list's rows are
-// those its tiles cover.
-void paged_decode_attention(const PagedDecodeParams& p, TensorMap& t) { attention(ops::paged_decode_attention, p, t); }
-void paged_decode_attention_v2(const PagedDecodeV2Params& p, TensorMap& t) {
-  attention(ops::paged_decode_attention_v2, p, t);
-}
-void paged_varlen_attention_vllm_layout(const PagedDecodeParams& p, TensorMap& t) {
-  attention(ops::paged_varlen_attention_vllm_layout, p, t);
-}
-void paged_varlen_attention(const PagedVarlenParams& p, TensorMap& t) { attention(ops::paged_varlen_attention, p, t); }
-void paged_varlen_attention_vllm(const PagedVarlenParams& p, TensorMap& t) {
-  attention(ops::paged_varlen_attention_vllm, p, t);
-}
-void paged_varlen_attention_vllm_tiled_q4(const PagedVarlenTiledParams& p, TensorMap& t) {
-  attention(ops::paged_varlen_attention_vllm_tiled_q4, p, t);
-}
-void paged_varlen_attention_fa2_ffi(const PagedVarlenParams& p, TensorMap& t) {
-  attention(ops::paged_varlen_attention_fa2_ffi, p, t);
-}
-void paged_batched_decode_attention(const PagedBatchedDecodeParams& p, TensorMap& t) {
-  attention(ops::paged_batched_decode_attention, p, t);
-}
-void kv_paged_decode_attention(const KvPagedDecodeParams& p, TensorMap& t) {
-  attention(ops::kv_paged_decode_attention, p, t);
-}
+// Every op of the list is its view's attention (v2's partitions of 512 change how a kernel reduces,
+// not what it computes; a tile list's rows are those its tiles cover).
+#define TS_REF(op) \
+  void op(const std::decay_t<decltype(ops::op)>::Params& p, TensorMap& t) { attention(ops::op, p, t); }
+TS_ATTENTION_VIEW_OPS(TS_REF)
+#undef TS_REF
 
 }  // namespace ts::ref

@@ -401,18 +401,8 @@ std::pair<uint32_t, uint32_t> VulkanLaunch::descriptor_counts() const {
 void VulkanLaunch::record() {
   VkDevice d = ctx_.device();
   const auto [sets, descriptors] = descriptor_counts();
-  VkDescriptorPoolSize ps{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, std::max(1u, descriptors)};
-  VkDescriptorPoolCreateInfo pci{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
-  pci.maxSets = std::max(1u, sets);
-  pci.poolSizeCount = 1;
-  pci.pPoolSizes = &ps;
-  TS_VK(vkCreateDescriptorPool(d, &pci, nullptr, &pool_));
-  if (ctx_.info().timestamps) {
-    VkQueryPoolCreateInfo qci{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
-    qci.queryType = VK_QUERY_TYPE_TIMESTAMP;
-    qci.queryCount = 2;
-    TS_VK(vkCreateQueryPool(d, &qci, nullptr, &queries_));
-  }
+  pool_ = create_descriptor_pool(ctx_, sets, descriptors);
+  queries_ = create_timestamp_pool(ctx_);
 
   VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
   ai.commandPool = ctx_.command_pool();

@@ -53,15 +53,10 @@ template <class P> void add(PlannerTable& t, OpRef<P> op) {
 }  // namespace
 
 void add_paged_planners(PlannerTable& t) {
-  add(t, ops::paged_decode_attention);
-  add(t, ops::paged_varlen_attention_vllm_layout);
-  add(t, ops::paged_decode_attention_v2);  // v2's partitions of 512: the engine's own key split, merged in key order
-  add(t, ops::paged_batched_decode_attention);
-  add(t, ops::paged_varlen_attention);
-  add(t, ops::paged_varlen_attention_vllm);
-  add(t, ops::paged_varlen_attention_fa2_ffi);
-  add(t, ops::paged_varlen_attention_vllm_tiled_q4);
-  add(t, ops::kv_paged_decode_attention);
+  // v2's partitions of 512: the engine's own key split, merged in key order.
+#define TS_ADD(op) add(t, ops::op);
+  TS_ATTENTION_VIEW_OPS(TS_ADD)
+#undef TS_ADD
 }
 
 }  // namespace ts::vk

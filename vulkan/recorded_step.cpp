@@ -99,18 +99,8 @@ class VulkanRecordedStep final : public RecordedStep {
       const auto [s, ds] = l->descriptor_counts();
       sets += s, descriptors += ds;
     }
-    VkDescriptorPoolSize ps{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, std::max(1u, descriptors)};
-    VkDescriptorPoolCreateInfo pci{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
-    pci.maxSets = std::max(1u, sets);
-    pci.poolSizeCount = 1;
-    pci.pPoolSizes = &ps;
-    TS_VK(vkCreateDescriptorPool(d, &pci, nullptr, &descriptor_pool_));
-    if (ctx_.info().timestamps) {
-      VkQueryPoolCreateInfo qci{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
-      qci.queryType = VK_QUERY_TYPE_TIMESTAMP;
-      qci.queryCount = 2;
-      TS_VK(vkCreateQueryPool(d, &qci, nullptr, &queries_));
-    }
+    descriptor_pool_ = create_descriptor_pool(ctx_, sets, descriptors);
+    queries_ = create_timestamp_pool(ctx_);
     RecordableLaunch* out_launch = launches.at(static_cast<size_t>(r.output_node));
     output_bytes_ = r.output_bytes;
     readback_ = Buffer(ctx_, output_bytes_, true);

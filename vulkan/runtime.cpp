@@ -1,6 +1,7 @@
 // The Vulkan runtime: instance, validation messenger, device choice, queue, memory, submission.
 #include "vulkan/runtime.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -374,6 +375,27 @@ Buffer::~Buffer() {
   if (mem_) vkFreeMemory(ctx_->device(), mem_, nullptr);  // unmaps implicitly
   buf_ = VK_NULL_HANDLE;
   mem_ = VK_NULL_HANDLE;
+}
+
+VkDescriptorPool create_descriptor_pool(Context& ctx, uint32_t sets, uint32_t descriptors) {
+  VkDescriptorPoolSize ps{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, std::max(1u, descriptors)};
+  VkDescriptorPoolCreateInfo pci{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+  pci.maxSets = std::max(1u, sets);
+  pci.poolSizeCount = 1;
+  pci.pPoolSizes = &ps;
+  VkDescriptorPool pool = VK_NULL_HANDLE;
+  TS_VK(vkCreateDescriptorPool(ctx.device(), &pci, nullptr, &pool));
+  return pool;
+}
+
+VkQueryPool create_timestamp_pool(Context& ctx) {
+  if (!ctx.info().timestamps) return VK_NULL_HANDLE;
+  VkQueryPoolCreateInfo qci{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+  qci.queryType = VK_QUERY_TYPE_TIMESTAMP;
+  qci.queryCount = 2;
+  VkQueryPool pool = VK_NULL_HANDLE;
+  TS_VK(vkCreateQueryPool(ctx.device(), &qci, nullptr, &pool));
+  return pool;
 }
 
 }  // namespace ts::vk

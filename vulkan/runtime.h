@@ -106,4 +106,10 @@ class Buffer {
   void* map_ = nullptr;
 };
 
+// The pools a recorded command buffer draws on: storage-buffer descriptors for `sets` sets of
+// `descriptors` bindings in all, and (where the device has timestamps, else VK_NULL_HANDLE) a pool of
+// the two timestamps around the work. The caller destroys them.
+VkDescriptorPool create_descriptor_pool(Context& ctx, uint32_t sets, uint32_t descriptors);
+VkQueryPool create_timestamp_pool(Context& ctx);
+
 }  // namespace ts::vk

@@ -17,6 +17,14 @@
 #include "core/ops/paged_params.h"
 #include "core/tensor.h"
 
+// The ops that are one computation over their attention view (their descriptions' OpDef::view): the
+// reference and every backend register them on their one attention engine from this list, so an op
+// that rides the engine adds its line here and none of its own in a backend.
+#define TS_ATTENTION_VIEW_OPS(X)                                                                         \
+  X(paged_decode_attention) X(paged_decode_attention_v2) X(paged_varlen_attention)                     \
+  X(paged_varlen_attention_vllm) X(paged_varlen_attention_vllm_layout) X(paged_varlen_attention_vllm_tiled_q4) \
+  X(paged_varlen_attention_fa2_ffi) X(paged_batched_decode_attention) X(kv_paged_decode_attention)
+
 namespace ts::paged {
 
 // Where K/V position j of a sequence lives: slot j % block_size of block tables[row][j / block_size],
