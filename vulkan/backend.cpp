@@ -471,19 +471,7 @@ void VulkanLaunch::record_dispatches(VkCommandBuffer cb, VkDescriptorPool pool, 
 }
 
 void VulkanLaunch::execute() {
-  const auto t0 = std::chrono::steady_clock::now();
-  ctx_.submit(cb_);
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  ctx_.check_messages("running " + op_);
-  seconds_ = wall;
-  if (queries_) {
-    uint64_t ts[2];
-    TS_VK(vkGetQueryPoolResults(ctx_.device(), queries_, 0, 2, sizeof ts, ts, sizeof(uint64_t),
-                                VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
-    const uint32_t bits = ctx_.info().timestamp_bits;
-    const uint64_t mask = bits >= 64 ? ~0ull : (1ull << bits) - 1;
-    seconds_ = static_cast<double>((ts[1] - ts[0]) & mask) * ctx_.info().timestamp_period_ns * 1e-9;
-  }
+  seconds_ = submit_timed(ctx_, cb_, queries_, "running " + op_);
 }
 
 void VulkanLaunch::finish() { download(outputs_); }

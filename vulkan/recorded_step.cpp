@@ -51,18 +51,7 @@ class VulkanRecordedStep final : public RecordedStep {
   void replay(Tensor& out) override {
     check(out.storage_bytes() == output_bytes_, "vulkan: the recorded step's output is {} bytes, its tensor {}",
           output_bytes_, out.storage_bytes());
-    const auto t0 = std::chrono::steady_clock::now();
-    ctx_.submit(cb_);
-    seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    ctx_.check_messages("replaying a recorded step");
-    if (queries_) {
-      uint64_t ts[2];
-      TS_VK(vkGetQueryPoolResults(ctx_.device(), queries_, 0, 2, sizeof ts, ts, sizeof(uint64_t),
-                                  VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
-      const uint32_t bits = ctx_.info().timestamp_bits;
-      const uint64_t mask = bits >= 64 ? ~0ull : (1ull << bits) - 1;
-      seconds_ = static_cast<double>((ts[1] - ts[0]) & mask) * ctx_.info().timestamp_period_ns * 1e-9;
-    }
+    seconds_ = submit_timed(ctx_, cb_, queries_, "replaying a recorded step");
     // The fence wait made the transfer's writes, made visible to the host by the recording's last
     // barrier, readable here.
     std::memcpy(out.storage(), readback_.mapped(), output_bytes_);

@@ -2,6 +2,7 @@
 #include "vulkan/runtime.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 
@@ -396,6 +397,20 @@ VkQueryPool create_timestamp_pool(Context& ctx) {
   VkQueryPool pool = VK_NULL_HANDLE;
   TS_VK(vkCreateQueryPool(ctx.device(), &qci, nullptr, &pool));
   return pool;
+}
+
+double submit_timed(Context& ctx, VkCommandBuffer cb, VkQueryPool timestamps, const std::string& what) {
+  const auto t0 = std::chrono::steady_clock::now();
+  ctx.submit(cb);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ctx.check_messages(what);
+  if (!timestamps) return wall;
+  uint64_t ts[2];
+  TS_VK(vkGetQueryPoolResults(ctx.device(), timestamps, 0, 2, sizeof ts, ts, sizeof(uint64_t),
+                              VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
+  const uint32_t bits = ctx.info().timestamp_bits;
+  const uint64_t mask = bits >= 64 ? ~0ull : (1ull << bits) - 1;
+  return static_cast<double>((ts[1] - ts[0]) & mask) * ctx.info().timestamp_period_ns * 1e-9;
 }
 
 }  // namespace ts::vk

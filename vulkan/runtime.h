@@ -111,5 +111,9 @@ class Buffer {
 // the two timestamps around the work. The caller destroys them.
 VkDescriptorPool create_descriptor_pool(Context& ctx, uint32_t sets, uint32_t descriptors);
 VkQueryPool create_timestamp_pool(Context& ctx);
+// Submits `cb` and waits for it; any validation message raised meanwhile is an Error naming `what`.
+// Returns the work's seconds: between the pool's two timestamps where there is one, else the wall time
+// of the submit and wait.
+double submit_timed(Context& ctx, VkCommandBuffer cb, VkQueryPool timestamps, const std::string& what);
 
 }  // namespace ts::vk
