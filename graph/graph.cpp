@@ -105,9 +105,11 @@ void DecodeGraph::record_on_device(KvCache& cache) {
       const int64_t es = static_cast<int64_t>(dtype_size(b.src->dtype()));
       rn.copies.push_back({src_node, src, dst, b.src_offset * es, b.dst_offset * es, b.count * es});
     }
-    for (const auto& [name, t] : n.io)
+    for (const auto& entry : n.io) {  // not a structured binding: clang 14 lambdas cannot capture one
+      const std::string& name = entry.first;
       if (std::none_of(rn.pools.begin(), rn.pools.end(), [&](const auto& u) { return u.tensor == name; }))
         rn.tensors.push_back(name);
+    }
     r.nodes.push_back(std::move(rn));
   }
   const uint32_t* w = program_.state->as<uint32_t>();
