@@ -189,12 +189,18 @@ def summarize(data, out=sys.stdout):
         tstr = f"{t * 1e3:.3f} ms" if t >= 1e-3 else f"{t * 1e6:.1f} us"
         print(f"{name:<{w}} {tstr:>10} {bw / 1e9:>8.2f} {fl / 1e9:>9.2f} {bound:>7} "
               + " ".join(f"{x:>{c}}" for x in cells) + f" {spread:>9}", file=out)
-    failed = [(n, why) for n, why in skipped if not why.startswith(SKIP_PREFIXES)]
-    skipped = [(n, why) for n, why in skipped if why.startswith(SKIP_PREFIXES)]
-    for title, rows in (("skipped", skipped), ("FAILED", failed)):
-        if rows:
-            print(f"\n{title} ({len(rows)}):", file=out)
-            for name, why in rows:
+    return report_skips(skipped, out)
+
+
+def report_skips(rows, out):
+    """Prints the benchmarks that did not run, split into skips (a reason of SKIP_PREFIXES: unsupported,
+    unavailable) and failures; returns the failures."""
+    failed = [(n, why) for n, why in rows if not why.startswith(SKIP_PREFIXES)]
+    skipped = [(n, why) for n, why in rows if why.startswith(SKIP_PREFIXES)]
+    for title, items in (("skipped", skipped), ("FAILED", failed)):
+        if items:
+            print(f"\n{title} ({len(items)}):", file=out)
+            for name, why in items:
                 print(f"  {name}: {why}", file=out)
     return failed
 
@@ -277,13 +283,7 @@ def summarize_collective(data, out=sys.stdout):
         print(f"{name:<{w}} {size_str(p[3]):>8} {tstr:>10} {median_of(r, 'algbw') / 1e9:>10.3f} "
               f"{median_of(r, 'busbw') / 1e9:>10.3f} {pct(of_mpi):>16} {pct(of_copy):>9} {staging:>12} {spread:>18}",
               file=out)
-    failed_real = [(n, why) for n, why in failed if not why.startswith(SKIP_PREFIXES)]
-    for title, items in (("skipped", [f for f in failed if f not in failed_real]), ("FAILED", failed_real)):
-        if items:
-            print(f"\n{title} ({len(items)}):", file=out)
-            for name, why in items:
-                print(f"  {name}: {why}", file=out)
-    return failed_real
+    return report_skips(failed, out)
 
 
 def is_collective_run(data):

@@ -208,12 +208,13 @@ Problem problem_of(const Op& op, const Params& p, const TensorMap& t, const Tens
 
 // The engine view of a problem's op (OpDef::view) as type V; an Error when the op states none of
 // that type (a backend registered an op on an engine whose view the op does not give).
-template <class V> V view_of(const Problem& pr) {
-  const std::any v = pr.op->view(pr.params);
+template <class V> V view_as(const Op& op, const Params& p) {
+  const std::any v = op.view(p);
   const V* typed = std::any_cast<V>(&v);
-  check(typed != nullptr, "op {} states no {} view", pr.op->name(), v.has_value() ? "matching" : "engine");
+  check(typed != nullptr, "op {} states no {} view", op.name(), v.has_value() ? "matching" : "engine");
   return *typed;
 }
+template <class V> V view_of(const Problem& pr) { return view_as<V>(*pr.op, pr.params); }
 
 template <class P> class TypedOp final : public Op {
  public:

@@ -96,45 +96,24 @@ class OpenclArgs : public ::testing::Test {
   std::unique_ptr<Runtime> rt_;
 };
 
-TEST_F(OpenclArgs, AttentionLayoutAgrees) {
-  using S = AttnArgs;
-  S s{};
-  std::vector<Expected> fields;
-  TS_ATTN_ARGS(TS_EXPECT_I, TS_EXPECT_F)
-  probe(*rt_, "probe_AttnArgs", s, fields);
-}
+// One test per argument struct: every field set to a value of its own on the host, read back field by
+// field by a kernel built from the same list (probe), so an offset or size the two sides disagree on
+// fails by name.
+#define TS_LAYOUT_TEST(Name, S_, LIST)           \
+  TEST_F(OpenclArgs, Name) {                     \
+    using S = S_;                                \
+    S s{};                                       \
+    std::vector<Expected> fields;                \
+    LIST(TS_EXPECT_I, TS_EXPECT_F)               \
+    probe(*rt_, "probe_" #S_, s, fields);        \
+  }
 
-TEST_F(OpenclArgs, NormRopeLayoutAgrees) {
-  using S = NormRopeArgs;
-  S s{};
-  std::vector<Expected> fields;
-  TS_NORM_ROPE_ARGS(TS_EXPECT_I, TS_EXPECT_F)
-  probe(*rt_, "probe_NormRopeArgs", s, fields);
-}
-
-TEST_F(OpenclArgs, ExpertGemvLayoutAgrees) {
-  using S = MoeGemvArgs;
-  S s{};
-  std::vector<Expected> fields;
-  TS_MOE_GEMV_ARGS(TS_EXPECT_I, TS_EXPECT_F)
-  probe(*rt_, "probe_MoeGemvArgs", s, fields);
-}
-
-TEST_F(OpenclArgs, KvAppendLayoutAgrees) {
-  using S = KvAppendArgs;
-  S s{};
-  std::vector<Expected> fields;
-  TS_KV_APPEND_ARGS(TS_EXPECT_I, TS_EXPECT_F)
-  probe(*rt_, "probe_KvAppendArgs", s, fields);
-}
-
-TEST_F(OpenclArgs, QuantGemvLayoutAgrees) {
-  using S = QuantGemvArgs;
-  S s{};
-  std::vector<Expected> fields;
-  TS_QUANT_GEMV_ARGS(TS_EXPECT_I, TS_EXPECT_F)
-  probe(*rt_, "probe_QuantGemvArgs", s, fields);
-}
+TS_LAYOUT_TEST(AttentionLayoutAgrees, AttnArgs, TS_ATTN_ARGS)
+TS_LAYOUT_TEST(NormRopeLayoutAgrees, NormRopeArgs, TS_NORM_ROPE_ARGS)
+TS_LAYOUT_TEST(ExpertGemvLayoutAgrees, MoeGemvArgs, TS_MOE_GEMV_ARGS)
+TS_LAYOUT_TEST(KvAppendLayoutAgrees, KvAppendArgs, TS_KV_APPEND_ARGS)
+TS_LAYOUT_TEST(QuantGemvLayoutAgrees, QuantGemvArgs, TS_QUANT_GEMV_ARGS)
+#undef TS_LAYOUT_TEST
 
 }  // namespace
 }  // namespace ts::ocl

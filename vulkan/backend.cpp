@@ -399,18 +399,11 @@ std::pair<uint32_t, uint32_t> VulkanLaunch::descriptor_counts() const {
 }
 
 void VulkanLaunch::record() {
-  VkDevice d = ctx_.device();
   const auto [sets, descriptors] = descriptor_counts();
   pool_ = create_descriptor_pool(ctx_, sets, descriptors);
   queries_ = create_timestamp_pool(ctx_);
 
-  VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-  ai.commandPool = ctx_.command_pool();
-  ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-  ai.commandBufferCount = 1;
-  TS_VK(vkAllocateCommandBuffers(d, &ai, &cb_));
-  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-  TS_VK(vkBeginCommandBuffer(cb_, &bi));
+  cb_ = ctx_.begin_reusable();
   // Uploads (transfer) and earlier runs (compute) must land before the first dispatch reads.
   VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
   mb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT;

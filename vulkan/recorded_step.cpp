@@ -44,7 +44,7 @@ class VulkanRecordedStep final : public RecordedStep {
     check(words.size() == state_words_, "vulkan: a recorded step reads {} state words, given {}", state_words_,
           words.size());
     // Host-coherent memory: the write is visible to the device at the next vkQueueSubmit (the
-    // submission's implicit host-write dependency), which is the replay's.
+    // queue submit's implicit host-write dependency), which is the replay's.
     std::memcpy(state_.mapped(), words.data(), words.size_bytes());
   }
 
@@ -68,7 +68,6 @@ class VulkanRecordedStep final : public RecordedStep {
 
  private:
   void build(const StepRecording& r) {
-    VkDevice d = ctx_.device();
     ctx_.take_messages();  // an earlier failure's messages are not the recording's
     state_words_ = r.state.size();
     state_ = Buffer(ctx_, std::max<VkDeviceSize>(4, r.state.size() * 4), true);
@@ -94,18 +93,12 @@ class VulkanRecordedStep final : public RecordedStep {
     output_bytes_ = r.output_bytes;
     readback_ = Buffer(ctx_, output_bytes_, true);
 
-    VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-    ai.commandPool = ctx_.command_pool();
-    ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-    ai.commandBufferCount = 1;
-    TS_VK(vkAllocateCommandBuffers(d, &ai, &cb_));
-    VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-    TS_VK(vkBeginCommandBuffer(cb_, &bi));
+    cb_ = ctx_.begin_reusable();
     // A barrier's first scope holds every command submitted before it on the queue: the previous
     // replay, the pools' upload, the launches' own uploads. Their transfer and shader writes are
     // made visible to this step's copies and dispatches, and their reads of the buffers this step
     // overwrites (the nodes' inputs, the pools) happen before (write after read needs only this
-    // execution dependency). The host's state write needs none: the submission orders it.
+    // execution dependency). The host's state write needs none: the queue submit orders it.
     barrier(cb_, VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
             VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT,
             VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
@@ -131,7 +124,7 @@ class VulkanRecordedStep final : public RecordedStep {
       // attention node then reads), visible to its shader reads and writes (in-out tensors: the
       // residual stream is copied in, then added to in place). Inside the node, record_dispatches
       // puts a compute-to-compute barrier between consecutive dispatches. Lavapipe runs a group's
-      // invocations one after another and a submission's commands in order, so a missing barrier
+      // invocations one after another and a submitted command buffer's commands in order, so a missing barrier
       // here could pass on it: each is reasoned, not observed. The tests run with synchronization
       // validation on, which does see the command buffer: without this barrier it reports a
       // read-after-write hazard at the first dispatch.
@@ -186,7 +179,7 @@ class VulkanRecordedStep final : public RecordedStep {
   }
 
   // Every pool's storage (guards included) between the host tensors and the device buffers, through
-  // one host-visible buffer, in one submission.
+  // one host-visible buffer, in one queue submit.
   void move_pools(std::span<Tensor* const> pools, bool up) {
     check(pools.size() == pools_.size(), "vulkan: the recorded step has {} pools, given {}", pools_.size(), pools.size());
     VkDeviceSize total = 0;

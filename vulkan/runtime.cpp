@@ -292,7 +292,11 @@ uint32_t Context::memory_type(uint32_t bits, VkMemoryPropertyFlags want, VkMemor
   return static_cast<uint32_t>(fallback);
 }
 
-VkCommandBuffer Context::begin_one_shot() {
+VkCommandBuffer Context::begin_one_shot() { return begin(VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT); }
+
+VkCommandBuffer Context::begin_reusable() { return begin(0); }
+
+VkCommandBuffer Context::begin(VkCommandBufferUsageFlags usage) {
   VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
   ai.commandPool = pool_;
   ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
@@ -300,7 +304,7 @@ VkCommandBuffer Context::begin_one_shot() {
   VkCommandBuffer cb;
   TS_VK(vkAllocateCommandBuffers(device_, &ai, &cb));
   VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-  bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  bi.flags = usage;
   const VkResult r = vkBeginCommandBuffer(cb, &bi);
   if (r != VK_SUCCESS) {
     vkFreeCommandBuffers(device_, pool_, 1, &cb);

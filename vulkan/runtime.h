@@ -63,10 +63,14 @@ class Context {
   }
   VkCommandBuffer begin_one_shot();
   void end_one_shot(VkCommandBuffer cb);
+  // A primary command buffer from the context's pool, begun for recording once and submitting many
+  // times (a launch, a recorded step); its owner ends it and frees it.
+  VkCommandBuffer begin_reusable();
   void submit(VkCommandBuffer cb);  // a pre-recorded buffer, waited on
 
  private:
   void release();
+  VkCommandBuffer begin(VkCommandBufferUsageFlags usage);
 
   VkInstance instance_ = VK_NULL_HANDLE;
   VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;

@@ -8,12 +8,6 @@
 
 namespace ts {
 
-template <class V, class P> V view_of(OpRef<P> op, const P& p) {
-  const Op& o = op_or_throw(op.name);
-  const std::any v = o.view(Params::of(p));
-  const V* typed = std::any_cast<V>(&v);
-  check(typed != nullptr, "op {} states no {} view", o.name(), v.has_value() ? "matching" : "engine");
-  return *typed;
-}
+template <class V, class P> V view_of(OpRef<P> op, const P& p) { return view_as<V>(op_or_throw(op.name), Params::of(p)); }
 
 }  // namespace ts

@@ -93,7 +93,8 @@ template <class P> OpDef<P> gemv_def(GemvSpec<P> s) {
     d.tolerance = [](const P& p, DType dt, const TensorMap& in) { return dot(dt, p.w, in); };
   d.cost = [silu](const P& p, DType dt) {
     const moe::PairView v = moe::pair_view(p);
-    const double experts = v.top_k > 1 || std::is_same_v<P, GemvQuantMoeIdBatchedParams>
+    // The batched ops' m tokens of top_k distinct picks, else one token's picks (as generate draws them).
+    const double experts = std::is_same_v<P, GemvQuantMoeIdBatchedParams>
                                ? selected_experts(p.w.num_experts, v.top_k, v.pairs / v.top_k)
                                : routed_experts(v.pairs, p.w.num_experts);
     return moe_experts::cost(p.w, dt, silu ? 2 : 1, experts, v.pairs, v.rows_read());
