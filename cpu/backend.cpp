@@ -4,7 +4,7 @@
 #include "core/host_backend.h"
 #include "core/tensor_parallel.h"
 #include "cpu/kernels.h"
-#include "cpu/simd_target.h"
+#include "cpu/runtime/simd_target.h"
 
 namespace ts {
 

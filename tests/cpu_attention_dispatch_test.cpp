@@ -1,4 +1,4 @@
-// The cpu attention engine's per-dtype dispatch (cpu/attention_kernels.h): a K/V dtype with no kernel
+// The cpu attention engine's per-dtype dispatch (cpu/attention/attention_kernels.h): a K/V dtype with no kernel
 // is refused with its name, never read as another type's elements.
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "core/error.h"
-#include "cpu/attention_kernels.h"
+#include "cpu/attention/attention_kernels.h"
 
 namespace ts::cpu {
 namespace {

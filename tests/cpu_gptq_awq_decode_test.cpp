@@ -1,5 +1,5 @@
 // The cpu backend's int8 decode GEMV of gemm_gptq and gemm_awq (weights repacked into tiles at
-// prepare, cpu/gptq_tiles.h). The conformance cases reach it only at the full tier (their CI decode
+// prepare, cpu/quant/gptq_tiles.h). The conformance cases reach it only at the full tier (their CI decode
 // cases have too few outputs for its NMSE bound and take the exact path), so here: every activation
 // row count it specializes (m = 1..4), column counts that leave a partial tile, both code widths, the
 // group sizes, act-order, AWQ, the three activation dtypes, each against the reference within the

@@ -1,4 +1,4 @@
-// kv_paged_decode_attention over an I8 pool on cpu scores its keys in int8 (cpu/int8_scores.h): each
+// kv_paged_decode_attention over an I8 pool on cpu scores its keys in int8 (cpu/attention/int8_scores.h): each
 // query row quantized with its own scale, integer dots, the scales applied once per score. The case is
 // judged by the route's own NMSE bound (derived from the query's quantum and the case's keys and
 // values, printed with its derivation); a result off by more than that bound still fails; too few
@@ -13,7 +13,7 @@
 #include "core/case_file.h"
 #include "core/ops/paged/pool.h"
 #include "core/ops/paged_params.h"
-#include "cpu/int8_scores.h"
+#include "cpu/attention/int8_scores.h"
 
 namespace ts {
 namespace {

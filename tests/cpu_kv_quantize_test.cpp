@@ -1,4 +1,4 @@
-// The cpu backend's F8_E4M3 pool encoder (cpu/kv_append.cpp) works on the quotient's bits in SIMD
+// The cpu backend's F8_E4M3 pool encoder (cpu/attention/kv_append.cpp) works on the quotient's bits in SIMD
 // lanes; it must give the reference encoder's code (core/dtype.h, through frexp and nearbyint) for
 // every input: each code's value, the midpoints between neighbouring codes (ties to even) and the
 // floats on either side of them, the subnormal codes, saturation past 448, signed zeros, infinities,
@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "core/dtype.h"
-#include "cpu/kv_quantize.h"
-#include "cpu/simd_target.h"
+#include "cpu/attention/kv_quantize.h"
+#include "cpu/runtime/simd_target.h"
 #include "tests/available_backend.h"
 
 namespace ts::cpu {

@@ -1,4 +1,4 @@
-// The cpu backend's activation quantization for the int8 GEMV and GEMM (cpu/quant_gemm.h): the bound
+// The cpu backend's activation quantization for the int8 GEMV and GEMM (cpu/quant/quant_gemm.h): the bound
 // its tolerance is derived from (|a - d q| <= d / 2, d = amax / 127 per block) and the sums the
 // integer dot takes the offsets and mins from.
 #include <gtest/gtest.h>
@@ -8,7 +8,7 @@
 #include <random>
 #include <vector>
 
-#include "cpu/quant_gemm.h"
+#include "cpu/quant/quant_gemm.h"
 
 namespace ts::cpu {
 namespace {

@@ -1,4 +1,4 @@
-// The cpu backend's integer dot (cpu/quant_rows.h's rows_int8) against the same product computed in
+// The cpu backend's integer dot (cpu/quant/quant_rows.h's rows_int8) against the same product computed in
 // double from the reference's dequantized weights and the int8 activations it was given: the two
 // differ by F32 rounding only, so any misplaced code, activation or scale (the paired activation
 // order of Q4_0 / Q4_1 included) shows as an error far above the bound. Run on the best SIMD target
@@ -12,8 +12,8 @@
 
 #include "core/dtype.h"
 #include "core/quant/formats.h"
-#include "cpu/quant_gemm.h"
-#include "cpu/quant_rows.h"
+#include "cpu/quant/quant_gemm.h"
+#include "cpu/quant/quant_rows.h"
 
 namespace ts::cpu {
 namespace {

@@ -1,4 +1,4 @@
-// The cpu's expert-GEMV engine (cpu/moe_experts.h) against the quant family it is built on, and its
+// The cpu's expert-GEMV engine (cpu/moe/moe_experts.h) against the quant family it is built on, and its
 // exact fallback:
 //   - an expert GEMV pair is gemm_quant's decode GEMV of that expert's weights, bit for bit, in every
 //     GGUF kind, on the int8 path (many pairs per expert, own rows and one broadcast row): the engine

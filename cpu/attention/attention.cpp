@@ -1,0 +1,280 @@
+// flash_attention, mla_attention, flash_attention_batched_per_cache and gqa_attention on the cpu attention engine,
+// and the engine's driver (AttentionRun): blocks of query rows, each over a K/V view, go to the
+// kernels of cpu/attention/attention_kernels.h. Work is split over (sequence, kv head, query block) and, for
+// short query blocks (decode), over fixed key ranges too; the partial softmax states of a block are
+// then merged in key order, so results do not depend on thread timing.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "core/ops/core/attention_common.h"
+#include "core/ops/core_params.h"
+#include "core/ops/tensor_params.h"
+#include "cpu/attention/attention_kernels.h"
+#include "cpu/attention/attention_run.h"
+#include "cpu/attention/int8_scores.h"
+#include "cpu/kernels.h"
+#include "cpu/runtime/common.h"
+#include "cpu/runtime/convert.h"
+#include "cpu/runtime/thread_pool.h"
+
+namespace ts::cpu {
+
+namespace {
+// Key range per task when a block has few query rows (decode). Each task starts cold (its first
+// rows are waited for, not prefetched during earlier work), so fewer, longer tasks wait less; 1024
+// still leaves 32 tasks for one sequence of 8 kv heads at 4096 keys. Against 512 (Zen 4, 2026-11-25,
+// ci/bench-ab.py, 16 alternating rounds each): paged decode b8 ctx4096 F16 0.951x the time (faster in
+// 14 of 16 rounds), kv_paged ctx4096 F16 0.83x and 0.95x (13 and 11 of 16), I8 0.94x (12 of 16);
+// flash decode unchanged (1.01x, 1.03x).
+constexpr int64_t kSplitKeys = 1024;
+constexpr int64_t kSplitMaxRows = 16;   // blocks up to this many rows are split over keys
+// Fewer blocks than this (MLA decode: all heads share the latent cache, one block per sequence)
+// and long blocks are cut over keys too, into pieces of at least kSplitLongKeys: one block would
+// leave every core but one idle. Each piece of a long block carries the state of all its rows
+// (128 x 514 floats for DeepSeek's MLA), so its pieces stay larger than a decode block's. A fixed
+// count, not the core count, so the cut (and so the rounding) is the same on every machine.
+constexpr int64_t kMinTasks = 16;
+constexpr int64_t kSplitLongKeys = 1024;
+// Merges of fewer partial-state floats than this run on the calling thread (see AttentionRun::run).
+constexpr size_t kSerialMergeFloats = size_t{1} << 16;
+
+// A query row's index in q / out (rows of hd) and the keys it sees.
+struct HeadRow {
+  int64_t row;
+  attn::KeyRange keys;
+};
+
+// The rows of kv head kh's `group` query heads at positions [0, q_len) over one affine K/V view, in
+// blocks of as many positions as fill kRowsPerBlock rows (a block shares each K/V load among its rows).
+// `row_of(h, i)` places head h's position i: head-major (flash_attention) or token-major (gqa_attention).
+template <class RowOf>
+void add_head_rows(AttentionRun& run, const KvView& kv, int64_t kh, int64_t group, int64_t q_len, const float* q,
+                   std::byte* out, int64_t hd, size_t es, RowOf row_of) {
+  const int64_t positions = std::max<int64_t>(1, kRowsPerBlock / group);
+  for (int64_t i0 = 0; i0 < q_len; i0 += positions) {
+    run.block(kv);
+    for (int64_t h = kh * group; h < (kh + 1) * group; ++h)
+      for (int64_t i = i0; i < std::min(q_len, i0 + positions); ++i) {
+        const HeadRow r = row_of(h, i);
+        run.row(q + r.row * hd, r.keys.begin, r.keys.end, out + r.row * hd * es);
+      }
+  }
+}
+
+void flash_attention(const FlashAttentionParams& p, TensorMap& t) {
+  const Tensor& k = tensor(t, "k");
+  const Tensor& v = tensor(t, "v");
+  Tensor& out = tensor(t, "out");
+  const DType dt = k.dtype();
+  const size_t es = dtype_size(dt);
+  const auto q = widen_all(tensor(t, "q"));
+  const int64_t group = p.num_heads / p.num_kv_heads, S = p.kv_rows(), hd = p.head_dim;
+  AttentionRun run(dt, dt, p.scale);
+  for (int64_t b = 0; b < p.batch; ++b)
+    for (int64_t kh = 0; kh < p.num_kv_heads; ++kh) {
+      const int64_t kv_off = (b * p.num_kv_heads + kh) * S * hd;
+      const KvView kv{k.data() + kv_off * es, hd, nullptr, 0, v.data() + kv_off * es, hd, hd, 0, hd};
+      add_head_rows(run, kv, kh, group, p.q_len, q.data(), out.data(), hd, es, [&](int64_t h, int64_t i) {
+        return HeadRow{(b * p.num_heads + h) * p.q_len + i,
+                       attn::visible(p.pos_offset + i, p.kv_len, p.causal, p.sliding_window)};
+      });
+    }
+  run.run();
+}
+
+void mla_attention(const MlaAttentionParams& p, TensorMap& t) {
+  const Tensor& c = tensor(t, "kv_compressed");
+  const Tensor& kr = tensor(t, "kv_rope");
+  Tensor& out = tensor(t, "out");
+  const DType dt = c.dtype();
+  const size_t es = dtype_size(dt);
+  const auto q = widen_all(tensor(t, "q"));
+  const int64_t r = p.kv_lora_rank, dr = p.qk_rope_head_dim;
+  const int64_t positions = std::max<int64_t>(1, kRowsPerBlock / p.num_heads);
+  AttentionRun run(dt, dt, p.scale);
+  for (int64_t b = 0; b < p.batch; ++b) {
+    // Every head shares the one latent kv: keys [c | k_rope], values c.
+    const KvView kv{c.data() + b * p.kv_len * r * es, r, kr.data() + b * p.kv_len * dr * es, dr, nullptr, 0, r, dr, r};
+    for (int64_t i0 = 0; i0 < p.q_len; i0 += positions) {
+      run.block(kv);
+      for (int64_t h = 0; h < p.num_heads; ++h)
+        for (int64_t i = i0; i < std::min(p.q_len, i0 + positions); ++i) {
+          const attn::KeyRange vis = attn::visible(p.pos_offset + i, p.kv_len, p.causal, 0);
+          const int64_t row = (b * p.num_heads + h) * p.q_len + i;
+          run.row(q.data() + row * (r + dr), vis.begin, vis.end, out.data() + row * r * es);
+        }
+    }
+  }
+  run.run();
+}
+
+// gqa_attention: token-major q [seq_q, nh, hd] and k, v [seq_kv, nkv, hd]. The engine reads a kv
+// head's rows where they lie, num_kv_heads * head_dim elements apart: no copy. Queries at positions
+// seq_kv - seq_q + i (causal) see keys [0, that + 1); without causal, every key.
+void gqa_attention(const GqaAttentionParams& p, TensorMap& t) {
+  const Tensor& k = tensor(t, "k");
+  const Tensor& v = tensor(t, "v");
+  Tensor& out = tensor(t, "out");
+  const DType dt = k.dtype();
+  const size_t es = dtype_size(dt);
+  const auto q = widen_all(tensor(t, "q"));
+  const int64_t group = p.num_heads / p.num_kv_heads, hd = p.head_dim, row_stride = p.num_kv_heads * hd;
+  AttentionRun run(dt, dt, attn::inv_sqrt(double(hd)));
+  for (int64_t kh = 0; kh < p.num_kv_heads; ++kh) {
+    const KvView kv{k.data() + kh * hd * es, row_stride, nullptr, 0, v.data() + kh * hd * es, row_stride, hd, 0, hd};
+    add_head_rows(run, kv, kh, group, p.seq_q, q.data(), out.data(), hd, es, [&](int64_t h, int64_t i) {
+      return HeadRow{i * p.num_heads + h, attn::visible(p.pos_offset() + i, p.seq_kv, p.causal, 0)};
+    });
+  }
+  run.run();
+}
+
+void flash_attention_batched_per_cache(const FlashAttentionBatchedPerCacheParams& p, TensorMap& t) {
+  Tensor& out = tensor(t, "out");
+  const Tensor& lens_t = tensor(t, "kv_lens");
+  check(lens_t.dtype() == DType::U32, "cpu backend: kv_lens must be U32");
+  const uint32_t* lens = lens_t.as<uint32_t>();
+  const DType dt = out.dtype();
+  const size_t es = dtype_size(dt);
+  const auto q = widen_all(tensor(t, "q"));
+  const int64_t group = p.nq / p.nkv, hd = p.hd;
+  AttentionRun run(dt, dt, p.scale);
+  for (int64_t i = 0; i < p.m; ++i) {
+    const Tensor& kc = tensor(t, fmt::format("k_caches.{}", i));
+    const Tensor& vc = tensor(t, fmt::format("v_caches.{}", i));
+    for (int64_t kh = 0; kh < p.nkv; ++kh) {
+      const int64_t off = kh * p.capacity * hd;
+      run.block({kc.data() + off * es, hd, nullptr, 0, vc.data() + off * es, hd, hd, 0, hd});
+      for (int64_t h = kh * group; h < (kh + 1) * group; ++h) {
+        const int64_t row = i * p.nq + h;
+        run.row(q.data() + row * hd, 0, lens[i], out.data() + row * hd * es);
+      }
+    }
+  }
+  run.run();
+}
+}  // namespace
+
+void AttentionRun::quantize_queries(Pending& b) const {
+  const int64_t rows = static_cast<int64_t>(b.q.size()), dk = b.kv.d1 + b.kv.d2;
+  const int64_t padded = (dk + kInt8ScoreStep - 1) / kInt8ScoreStep * kInt8ScoreStep;
+  b.q8_codes.resize(static_cast<size_t>(rows * padded));
+  b.q8.resize(static_cast<size_t>(rows));
+  b.q8_bias.resize(static_cast<size_t>(rows));
+  b.q8_scale.resize(static_cast<size_t>(rows));
+  for (int64_t r = 0; r < rows; ++r) {
+    int8_t* codes = b.q8_codes.data() + r * padded;
+    b.q8_scale[r] = quantize_query(b.q[r], dk, codes, padded);
+    int32_t sum = 0;
+    for (int64_t i = 0; i < dk; ++i) sum += codes[i];
+    b.q8_bias[r] = 128 * sum;
+    b.q8[r] = codes;
+  }
+}
+
+void AttentionRun::run() {
+  // The int8 query rows of an I8 pool's blocks (a few hundred bytes per block).
+  if (int8_queries_ && kv_dt_ == DType::I8 && int8_scores_available())
+    for (Pending& b : blocks_)
+      if (rows_in_place(b.kv)) quantize_queries(b);
+  // Tasks: each block's visible key range, cut into fixed pieces when the block is short.
+  struct TaskRef { size_t block; int64_t j0, j1; size_t state; };
+  ScratchVector<TaskRef> tasks;
+  ScratchVector<size_t> first_task(blocks_.size() + 1);
+  size_t state_floats = 0;
+  const int64_t nblocks = static_cast<int64_t>(blocks_.size());
+  const int64_t long_pieces = nblocks < kMinTasks ? (kMinTasks + nblocks - 1) / nblocks : 1;
+  for (size_t bi = 0; bi < blocks_.size(); ++bi) {
+    first_task[bi] = tasks.size();
+    const Pending& b = blocks_[bi];
+    int64_t lo = std::numeric_limits<int64_t>::max(), hi = 0;
+    for (size_t r = 0; r < b.q.size(); ++r)
+      if (b.lo[r] < b.hi[r]) lo = std::min(lo, b.lo[r]), hi = std::max(hi, b.hi[r]);
+    if (lo >= hi) continue;  // nothing visible: zeros
+    const int64_t rows = static_cast<int64_t>(b.q.size());
+    const int64_t piece =
+        rows <= kSplitMaxRows ? kSplitKeys : std::max(kSplitLongKeys, (hi - lo + long_pieces - 1) / long_pieces);
+    for (int64_t j = lo; j < hi; j += piece) {
+      tasks.push_back({bi, j, std::min(hi, j + piece), state_floats});
+      state_floats += static_cast<size_t>(rows * (2 + b.kv.dv));
+    }
+  }
+  first_task[blocks_.size()] = tasks.size();
+  // Every task sets its own state before use: reuse one buffer across calls, grown and never
+  // cleared (value-initialising it zeroed up to 1 MB per call, inside the timed region).
+  // (thread_local: a lambda run on a pool thread would name that thread's copy, so the tasks
+  // reach it through `state_base` only.)
+  thread_local std::vector<float> state_buf;
+  if (state_buf.size() < state_floats) state_buf.resize(state_floats);
+  float* const state_base = state_buf.data();
+  auto slices = [&](const TaskRef& tr, int64_t rows) {
+    float* base = state_base + tr.state;
+    return AttnTask{tr.j0, tr.j1, base, base + rows, base + 2 * rows};
+  };
+
+  parallel_tasks(static_cast<int64_t>(tasks.size()), [&](int64_t ti) {
+    const TaskRef& tr = tasks[ti];
+    const Pending& b = blocks_[tr.block];
+    const int64_t rows = static_cast<int64_t>(b.q.size());
+    AttnTask task = slices(tr, rows);
+    std::fill(task.m, task.m + rows, -std::numeric_limits<float>::infinity());
+    std::fill(task.l, task.l + rows, 0.0f);
+    std::fill(task.acc, task.acc + rows * b.kv.dv, 0.0f);
+    const bool q8 = !b.q8.empty();
+    const AttnBlock blk{b.q.data(), b.lo.data(), b.hi.data(), rows, q8 ? b.q8.data() : nullptr,
+                        q8 ? b.q8_bias.data() : nullptr, q8 ? b.q8_scale.data() : nullptr};
+    attend(kv_dt_, task, blk, b.kv, scale_);
+  });
+
+  // Merge each row's partial states in key order, then normalise and round once.
+  auto merge = [&](int64_t bi) {
+    const Pending& b = blocks_[bi];
+    const int64_t rows = static_cast<int64_t>(b.q.size()), dv = b.kv.dv;
+    ScratchVector<float> o(static_cast<size_t>(dv));
+    for (int64_t r = 0; r < rows; ++r) {
+      float M = -std::numeric_limits<float>::infinity();
+      bool poisoned = false;  // a piece saw a NaN score: the row is NaN, as the reference's
+      for (size_t ti = first_task[bi]; ti < first_task[bi + 1]; ++ti) {
+        const AttnTask s = slices(tasks[ti], rows);
+        if (s.l[r] > 0) M = std::max(M, s.m[r]);
+        poisoned = poisoned || std::isnan(s.l[r]);
+      }
+      std::fill(o.begin(), o.end(), 0.0f);
+      float L = 0;
+      for (size_t ti = first_task[bi]; ti < first_task[bi + 1]; ++ti) {
+        const AttnTask s = slices(tasks[ti], rows);
+        if (!(s.l[r] > 0)) continue;
+        const float w = std::exp(s.m[r] - M);
+        L += s.l[r] * w;
+        const float* acc = s.acc + r * dv;
+        for (int64_t i = 0; i < dv; ++i) o[i] += acc[i] * w;
+      }
+      const float inv = L > 0 ? 1.0f / L : 0.0f;  // no visible key: zeros
+      for (int64_t i = 0; i < dv; ++i) o[i] *= inv;
+      if (poisoned) std::fill(o.begin(), o.end(), L = std::numeric_limits<float>::quiet_NaN());
+      from_f32(out_dt_, o.data(), b.out[r], dv);
+    if (b.lse[r]) *b.lse[r] = poisoned ? L : L > 0 ? M + std::log(L) : -std::numeric_limits<float>::infinity();
+    }
+  };
+  // A decode merge (a few rows per block) is microseconds of work: on the caller alone it costs less
+  // than waking the pool a second time, and waits on no worker the OS has taken off its core.
+  size_t merge_floats = 0;
+  for (size_t bi = 0; bi < blocks_.size(); ++bi)
+    merge_floats += (first_task[bi + 1] - first_task[bi]) * blocks_[bi].q.size() * static_cast<size_t>(blocks_[bi].kv.dv);
+  if (merge_floats < kSerialMergeFloats) {
+    for (int64_t bi = 0; bi < nblocks; ++bi) merge(bi);
+  } else {
+    parallel_tasks(nblocks, merge);
+  }
+}
+
+void add_attention(KernelTable& k) {
+  k.add(ops::flash_attention, flash_attention);
+  k.add(ops::mla_attention, mla_attention);
+  k.add(ops::gqa_attention, gqa_attention);
+  k.add(ops::flash_attention_batched_per_cache, flash_attention_batched_per_cache);
+}
+
+}  // namespace ts::cpu

@@ -1,5 +1,0 @@
-// The attention engine's kernel over F16 K/V rows (cpu/attention_elem.inc).
-#define TS_ATTEND_ELEM hwy::float16_t
-#define TS_ATTEND_FN AttendF16
-#define TS_ATTEND_ENTRY attend_f16
-#include "cpu/attention_elem.inc"
