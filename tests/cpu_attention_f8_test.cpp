@@ -1,5 +1,5 @@
 // The cpu attention kernel over F8_E4M3 rows reads codes without a per-element NaN test, 2^8 too
-// small, the factor carried by each row's scale (cpu/attention/attention_kernel-inl.h). Both are exact, so its
+// small, the factor carried by each row's scale (cpu/attention/attention_rows-inl.h). Both are exact, so its
 // result must equal, bit for bit, the F32 kernel's over the decoded rows; a tile holding a NaN code must
 // restart its task on the exact path and give the NaN the decoded rows give. Runs on the best target and,
 // under ctest's unit/cpu-scalar/attention_f8, on the portable one.

@@ -5,6 +5,7 @@
 // one kv head), in its own element type (F16, BF16, I8, F8 converted in registers, quantized rows'
 // scales folded into the scores and softmax weights). Each element type is instantiated in its own
 // translation unit (cpu/attention/attention_elem.inc), so that none of them is slow to compile alone.
+// Its rows come from cpu/attention/attention_rows-inl.h.
 #if defined(TS_CPU_ATTENTION_KERNEL_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef TS_CPU_ATTENTION_KERNEL_INL_H_
 #undef TS_CPU_ATTENTION_KERNEL_INL_H_
@@ -18,13 +19,11 @@
 #include <limits>
 #include <type_traits>
 #include <utility>
-#include <vector>
 
-#include "core/dtype.h"
 #include "cpu/attention/attention_core.h"
 #include "cpu/attention/attention_kernels.h"
+#include "cpu/attention/attention_rows-inl.h"
 #include "cpu/attention/int8_scores.h"
-#include "cpu/runtime/common.h"
 #include "cpu/runtime/prefetch.h"
 #include "cpu/runtime/simd-inl.h"
 #include "hwy/contrib/math/math-inl.h"
@@ -33,18 +32,12 @@
 HWY_BEFORE_NAMESPACE();
 namespace ts::cpu::HWY_NAMESPACE {
 
-constexpr int64_t kTile = 64;          // keys per online-softmax step
 // Query rows that share each load (and conversion) of a key and value row: the 4 query heads of a
 // Llama-style kv head at once, so a row is converted from the pool's type once, not once per pair.
 // The portable fallbacks (EMU128, SCALAR) run on no machine that is timed here: one row at a time
 // there, so that their compile (every kernel instance again, in emulated lanes) stays small.
 constexpr bool kFallback = HWY_TARGET >= HWY_EMU128;
 constexpr int kRowGroup = kFallback ? 1 : 4;
-// How far ahead of use key and value rows are asked for, in keys: rows in place in an affine view
-// (flash, MLA), each stream asked for in its own pass; rows of a paged pool, both while scoring.
-constexpr int64_t kPrefetchAffine = 32;
-constexpr int64_t kPrefetchPaged = 16;
-constexpr int64_t kPrefetchKeys = std::max(kPrefetchAffine, kPrefetchPaged);  // row entries a tile keeps past its end
 // Fully unrolled loops over the rows of a group (and its rows x keys, up to 16), so their vector
 // accumulators live in registers: an unroll of 4 left the 8 accumulators of 4 rows x 2 keys an array
 // in memory, zeroed by a `rep stos` per key pair (6% of an I8 decode's samples).
@@ -103,169 +96,6 @@ template <int R, class E> constexpr int64_t KeyStep() {
   else if constexpr (R != 4 || HWY_TARGET <= HWY_AVX3) return 4;
   else return std::is_same_v<E, float> || std::is_same_v<E, hwy::float16_t> ? 3 : 2;
 }
-// Element to float for every K/V element type: the float types through Highway's conversions; I8 and
-// F8_E4M3 codes (their pools are scaled per slot) widened in lanes too, since decode over a quantized
-// pool is meant to beat the F16 pool's speed by reading fewer bytes, not lose it converting them.
-inline float ElemToF32(int8_t v) { return static_cast<float>(v); }
-inline float ElemToF32(F8E4M3 v) { return f8e4m3_to_f32(static_cast<uint8_t>(v)); }
-template <class T> inline float ElemToF32(T v) { return to_f(v); }
-// What the kernel reads an F8 pool's codes as: 2^8 too small, like its fast lanes (F8ToF32Unscaled),
-// with the factor carried by each row's scale instead (exact: a power of two).
-constexpr float kF8Unscale = 256.0f;
-inline float KernelElem(F8E4M3 v) { return ElemToF32(v) * (1.0f / kF8Unscale); }
-template <class T> inline float KernelElem(T v) { return ElemToF32(v); }
-
-#if HWY_TARGET != HWY_SCALAR
-// e4m3fn codes to F32 in lanes, through F16 (whose conversion to F32 the hardware does): e4m3's
-// exponent and mantissa fields sit at F16's, shifted left 7, and the value is then 2^8 too small (bias
-// 15 instead of 7); subnormal codes land on F16 subnormals of the same ratio. S.1111.111 is NaN
-// (e4m3fn has no infinity): set after the conversion, whose emulation (no F16C) maps no NaN.
-HWY_INLINE VF F8ToF32(DF d, const F8E4M3* p) {
-  const hn::Rebind<int16_t, DF> di;
-  // A sign-extended code shifted left 7 has its sign in bit 15 (and a copy in bit 14, cleared).
-  const auto code = hn::PromoteTo(di, hn::LoadU(hn::Rebind<int8_t, DF>(), reinterpret_cast<const int8_t*>(p)));
-  const auto h = hn::And(hn::ShiftLeft<7>(code), hn::Set(di, static_cast<int16_t>(0xBF80)));
-  const auto em = hn::Set(di, static_cast<int16_t>(0x3F80));
-  const auto nan = hn::PromoteTo(hn::RebindToSigned<DF>(), hn::VecFromMask(di, hn::Eq(hn::And(h, em), em)));
-  const VF f = hn::Mul(hn::PromoteTo(d, hn::BitCast(hn::Rebind<hwy::float16_t, DF>(), h)), hn::Set(d, 256.0f));
-  return hn::Or(f, hn::BitCast(d, nan));  // all ones: a NaN
-}
-// The same codes as F32 lanes 2^8 too small, with no NaN handling: what the kernel reads from a tile
-// that holds no NaN code (TileHasF8NaN), its rows' scales carrying the 2^8 (kF8Unscale). Half the
-// instructions of F8ToF32: the conversion was most of an F8 decode's extra cost over an I8 one.
-HWY_INLINE VF F8ToF32Unscaled(DF d, const F8E4M3* p) {
-  const hn::Rebind<int16_t, DF> di;
-  const auto code = hn::PromoteTo(di, hn::LoadU(hn::Rebind<int8_t, DF>(), reinterpret_cast<const int8_t*>(p)));
-  const auto h = hn::And(hn::ShiftLeft<7>(code), hn::Set(di, static_cast<int16_t>(0xBF80)));
-  return hn::PromoteTo(d, hn::BitCast(hn::Rebind<hwy::float16_t, DF>(), h));
-}
-// Two vectors of lanes, codes p[0, 2N), through one vector of F16: 6 instructions per 2N codes
-// instead of 8.
-HWY_INLINE void F8ToF32Unscaled2(DF d, const F8E4M3* p, VF& lo, VF& hi) {
-  const hn::Repartition<int16_t, DF> di;
-  const hn::Repartition<hwy::float16_t, DF> dh;
-  const hn::Half<decltype(dh)> dhh;
-  const auto code = hn::PromoteTo(di, hn::LoadU(hn::Rebind<int8_t, decltype(di)>(), reinterpret_cast<const int8_t*>(p)));
-  const auto h = hn::BitCast(dh, hn::And(hn::ShiftLeft<7>(code), hn::Set(di, static_cast<int16_t>(0xBF80))));
-  lo = hn::PromoteTo(d, hn::LowerHalf(dhh, h));
-  hi = hn::PromoteTo(d, hn::UpperHalf(dhh, h));
-}
-HWY_INLINE VF I8ToF32(DF d, const int8_t* p) {
-  return hn::ConvertTo(d, hn::PromoteTo(hn::RebindToSigned<DF>(), hn::LoadU(hn::Rebind<int8_t, DF>(), p)));
-}
-#endif
-
-template <class T>
-HWY_INLINE void WidenRow(const T* HWY_RESTRICT src, float* HWY_RESTRICT dst, int64_t n, float scale) {
-  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, hwy::float16_t> || std::is_same_v<T, hwy::bfloat16_t>) {
-    RowToF32(src, dst, n);
-  } else {
-    int64_t i = 0;
-#if HWY_TARGET != HWY_SCALAR
-    const DF d;
-    const int64_t N = hn::Lanes(d);
-    const VF vs = hn::Set(d, scale);
-    for (; i + N <= n; i += N) {
-      if constexpr (std::is_same_v<T, int8_t>) hn::StoreU(hn::Mul(I8ToF32(d, src + i), vs), d, dst + i);
-      else hn::StoreU(hn::Mul(F8ToF32(d, src + i), vs), d, dst + i);
-    }
-#endif
-    for (; i < n; ++i) dst[i] = ElemToF32(src[i]) * scale;
-  }
-}
-
-// Keys and values of positions [ua, ub) of a paged view as F32 rows of a tile starting at t0 (key
-// row j at kbuf + (j - t0) * dk, value row at vbuf + (j - t0) * dv), dequantized with each slot's
-// scale. The block table is read once per position; rows inside a block are contiguous (ferrum) or
-// gathered (vLLM's x groups, its channel-major values).
-template <class T>
-void LoadPagedRows(const KvView& kv, int64_t ua, int64_t ub, int64_t t0, float* kbuf, float* vbuf) {
-  const KvPaging& pg = kv.paging;
-  const T* k = static_cast<const T*>(kv.k1);
-  const T* v = static_cast<const T*>(kv.v);
-  const int64_t bs = pg.block_size, dk = kv.d1, dv = kv.dv;
-  for (int64_t j = ua; j < ub; ++j) {
-    const int64_t b = pg.table[j / bs], slot = j % bs;
-    const float ks = pg.k_scale ? pg.k_scale[b * pg.s_block_stride + slot] : 1.0f;
-    const float vsc = pg.v_scale ? pg.v_scale[b * pg.s_block_stride + slot] : 1.0f;
-    const T* kb = k + b * pg.k_block_stride;
-    float* kd = kbuf + (j - t0) * dk;
-    if (pg.x == 0) {
-      WidenRow(kb + slot * kv.ks1, kd, dk, ks);
-    } else {
-      for (int64_t g = 0; g < dk / pg.x; ++g) WidenRow(kb + (g * bs + slot) * pg.x, kd + g * pg.x, pg.x, ks);
-    }
-    const T* vb = v + b * pg.v_block_stride;
-    float* vd = vbuf + (j - t0) * dv;
-    if (!pg.v_channel_major) {
-      WidenRow(vb + slot * kv.vs, vd, dv, vsc);
-    } else {
-      for (int64_t c = 0; c < dv; ++c) vd[c] = ElemToF32(vb[c * bs + slot]) * vsc;
-    }
-  }
-}
-
-// Lanes of a K/V row as F32, converted in registers from the pool's own element type: decode is
-// meant to be bound by the bytes it reads, so no row is first copied out widened (an F16 or I8 pool
-// read through an F32 copy costs a store and a reload per element, and runs slower than F32 rows).
-HWY_INLINE VF LoadLanes(DF d, const float* p) { return LoadF(d, p); }
-HWY_INLINE VF LoadLanes(DF d, const hwy::float16_t* p) { return LoadF(d, p); }
-HWY_INLINE VF LoadLanes(DF d, const hwy::bfloat16_t* p) { return LoadF(d, p); }
-#if HWY_TARGET != HWY_SCALAR
-HWY_INLINE VF LoadLanes(DF d, const int8_t* p) { return I8ToF32(d, p); }
-HWY_INLINE VF LoadLanes(DF d, const F8E4M3* p) { return F8ToF32Unscaled(d, p); }
-#else
-template <class T> HWY_INLINE VF LoadLanes(DF d, const T* p) { return hn::Set(d, KernelElem(*p)); }
-#endif
-// Lanes of p[0, N) and p[N, 2N): F8 codes convert two vectors at once (F8ToF32Unscaled2).
-template <class T> HWY_INLINE void LoadLanes2(DF d, const T* p, VF& lo, VF& hi) {
-#if HWY_TARGET != HWY_SCALAR
-  if constexpr (std::is_same_v<T, F8E4M3>) return F8ToF32Unscaled2(d, p, lo, hi);
-#endif
-  lo = LoadLanes(d, p);
-  hi = LoadLanes(d, p + hn::Lanes(d));
-}
-
-// The key and value rows of one tile as the kernel reads them: where each row starts (in the pool
-// itself, or in an F32 copy for layouts whose rows are not contiguous) and, for quantized pools, each
-// row's scale, applied to its score and to its softmax weight instead of to every element. Entries
-// run kPrefetchKeys past the tile's last row (while such rows exist) so that the prefetcher finds them.
-template <class E> struct TileRows {
-  const E* k[kTile + kPrefetchKeys];
-  const E* v[kTile + kPrefetchKeys];
-  float ks[kTile], vs[kTile];
-  int64_t n = 0, ahead = 0;  // rows in the tile; rows with addresses beyond it
-  bool scaled = false;
-  bool in_pool = false;  // rows read in place (worth prefetching), not from a copy
-};
-
-// Asks for the rows of the tile entry `ahead` keys past key j into L2, when the tile knows them and
-// the rows are read in place: the key row in keys(j), run while scores are computed, and the value
-// row there too, or, split, in values(j), run in the p·V pass. Affine views split: asked for while
-// scoring, a tile's value rows had all arrived before its p·V pass, which then left the memory bus
-// idle (Zen 4, 2026-11-25, cold flash decode ctx4096 against both streams 16 keys ahead while
-// scoring, ci/bench-ab.py over 20 alternating rounds: F32 0.79x the time, faster in 19 of 20; F16
-// 0.97x, 12 of 20, within the noise: its compute takes about as long as its reads). Paged pools did
-// not gain: batch-8 paged decode ran 5-10% slower split in 5 A/B runs of 5 (a guess at why: its
-// 16-row blocks lie in random order, where no hardware prefetcher runs ahead of either stream).
-// A runtime switch, not a second kernel instance without prefetches: one branch per key costs
-// nothing measurable, a second instance doubled the compile.
-template <class E> struct RowPrefetch {
-  const TileRows<E>& rows;
-  int64_t kbytes, vbytes;
-  int64_t ahead = -1;  // < 0: no prefetch
-  bool split = false;  // value rows asked for in the p·V pass, not while scoring
-  HWY_INLINE void keys(int64_t j) const {
-    const int64_t i = j + ahead;
-    if (ahead < 0 || i >= rows.n + rows.ahead) return;
-    prefetch_l2(rows.k[i], static_cast<size_t>(kbytes));
-    if (!split) prefetch_l2(rows.v[i], static_cast<size_t>(vbytes));
-  }
-  HWY_INLINE void values(int64_t j) const {
-    const int64_t i = j + ahead;
-    if (split && ahead >= 0 && i < rows.n + rows.ahead) prefetch_l2(rows.v[i], static_cast<size_t>(vbytes));
-  }
-};
 
 // s[r][j] = dot(q[r], k row j) * scale (* the row's scale) for R rows and keys j < n. Each key row is
 // loaded and converted once for all R rows (GQA: the R query heads of one kv head); keys go KeyStep<R>()
@@ -619,123 +449,6 @@ HWY_INLINE void StepRows(const AttnTask& task, const AttnBlock& blk, int64_t fir
     if (nan) l = std::numeric_limits<float>::quiet_NaN();
   }
   AccumulateValues<R>(s, n, rows.v + off, acc, dv, prefetch);
-}
-
-// The tile's rows [ua, ub) (and up to `ahead` <= kPrefetchKeys beyond, below `end`: the ones the
-// prefetches will ask for) found in place: affine rows, or a ferrum pool's, whose rows inside a block
-// are contiguous and whose block the table gives.
-template <class T>
-void DirectRows(const KvView& kv, int64_t ua, int64_t ub, int64_t end, int64_t ahead, TileRows<T>& rows) {
-  const KvPaging& pg = kv.paging;
-  const T* k = static_cast<const T*>(kv.k1);
-  // MLA without a second key segment: values are the key rows' first dv elements.
-  const T* v = kv.v ? static_cast<const T*>(kv.v) : k;
-  const int64_t vs = kv.v ? kv.vs : kv.ks1;
-  // F8 rows are read 2^8 too small (KernelElem): their scales carry the factor, 1 when the pool has none.
-  constexpr bool f8 = std::is_same_v<T, F8E4M3>;
-  const float unscale = f8 ? kF8Unscale : 1.0f;
-  rows.n = ub - ua;
-  rows.ahead = std::min(end, ub + ahead) - ub;
-  rows.scaled = pg.k_scale || pg.v_scale || f8;
-  rows.in_pool = true;
-  const int64_t count = rows.n + rows.ahead;
-  if (!pg.table) {
-    for (int64_t i = 0; i < count; ++i) {
-      rows.k[i] = k + (ua + i) * kv.ks1;
-      rows.v[i] = v + (ua + i) * vs;
-    }
-    if (rows.scaled) std::fill(rows.ks, rows.ks + rows.n, unscale), std::fill(rows.vs, rows.vs + rows.n, unscale);
-    return;
-  }
-  // Block by block: one table read and one division per block, then the rows of its slots a stride
-  // apart and its scales copied as they lie (a per-key step with its table read, multiplies and
-  // branches was ~11% of an I8 decode's instructions).
-  for (int64_t i = 0, pos = ua; i < count;) {
-    const int64_t b = pg.table[pos / pg.block_size], slot = pos % pg.block_size;
-    const int64_t len = std::min(pg.block_size - slot, count - i);
-    const T* kp = k + b * pg.k_block_stride + slot * kv.ks1;
-    const T* vp = v + b * pg.v_block_stride + slot * vs;
-    for (int64_t t = 0; t < len; ++t) rows.k[i + t] = kp + t * kv.ks1, rows.v[i + t] = vp + t * vs;
-    if (rows.scaled) {
-      const int64_t scaled_len = std::min(len, rows.n - i), s0 = b * pg.s_block_stride + slot;
-      for (int64_t t = 0; t < scaled_len; ++t) {
-        rows.ks[i + t] = (pg.k_scale ? pg.k_scale[s0 + t] : 1.0f) * unscale;
-        rows.vs[i + t] = (pg.v_scale ? pg.v_scale[s0 + t] : 1.0f) * unscale;
-      }
-    }
-    i += len;
-    pos += len;
-  }
-  // The next tile's scales, one line per block: read at that tile's start, before any of its rows,
-  // they would otherwise each be a miss the kernel waits for.
-  if (pg.k_scale || pg.v_scale) {
-    for (int64_t pos = ub; pos < std::min(end, ub + kTile); pos += pg.block_size - pos % pg.block_size) {
-      const int64_t b = pg.table[pos / pg.block_size];
-      if (pg.k_scale) __builtin_prefetch(pg.k_scale + b * pg.s_block_stride, 0, 2);
-      if (pg.v_scale) __builtin_prefetch(pg.v_scale + b * pg.s_block_stride, 0, 2);
-    }
-  }
-}
-
-// Whether a tile's key or value rows hold an e4m3fn NaN code (S.1111.111), which the kernel's lanes
-// (F8ToF32Unscaled) would read as a finite value. Two instructions per vector of codes: the largest
-// code without its sign bit is 0x7F only where some code is a NaN.
-inline bool TileHasF8NaN(const TileRows<F8E4M3>& rows, int64_t dk, int64_t dv) {
-  const hn::ScalableTag<uint8_t> du;
-  const int64_t N = hn::Lanes(du);
-  const auto magnitude = hn::Set(du, uint8_t{0x7F});
-  auto top = hn::Zero(du);
-  uint8_t top_tail = 0;
-  auto scan = [&](const F8E4M3* row, int64_t n) {
-    const uint8_t* c = reinterpret_cast<const uint8_t*>(row);
-    int64_t i = 0;
-    for (; i + 2 * N <= n; i += 2 * N) {
-      top = hn::Max(top, hn::And(hn::LoadU(du, c + i), magnitude));
-      top = hn::Max(top, hn::And(hn::LoadU(du, c + i + N), magnitude));
-    }
-    for (; i + N <= n; i += N) top = hn::Max(top, hn::And(hn::LoadU(du, c + i), magnitude));
-    for (; i < n; ++i) top_tail = std::max<uint8_t>(top_tail, c[i] & 0x7F);
-  };
-  for (int64_t i = 0; i < rows.n; ++i) scan(rows.k[i], dk), scan(rows.v[i], dv);
-  return top_tail == 0x7F || !hn::AllFalse(du, hn::Eq(top, magnitude));
-}
-
-// The tile's rows [ua, ub) widened (and dequantized) into F32 copies, for the layouts whose rows are
-// not contiguous: vLLM's pools (x-interleaved keys, channel-major values) and MLA's two key segments.
-template <class T> void GatherRowsT(const KvView& kv, int64_t ua, int64_t ub, float* kbuf, float* vbuf) {
-  if (kv.paging.table) return LoadPagedRows<T>(kv, ua, ub, ua, kbuf, vbuf);
-  const int64_t dk = kv.d1 + kv.d2;
-  const T* k1 = static_cast<const T*>(kv.k1);
-  const T* k2 = static_cast<const T*>(kv.k2);
-  const T* v = static_cast<const T*>(kv.v);
-  for (int64_t j = ua; j < ub; ++j) {
-    float* dst = kbuf + (j - ua) * dk;
-    WidenRow(k1 + j * kv.ks1, dst, kv.d1, 1.0f);
-    if (kv.d2) WidenRow(k2 + j * kv.ks2, dst + kv.d1, kv.d2, 1.0f);
-    if (kv.v) WidenRow(v + j * kv.vs, vbuf + (j - ua) * kv.dv, kv.dv, 1.0f);
-  }
-}
-inline void GatheredRows(DType dt, const KvView& kv, int64_t ua, int64_t ub, TileRows<float>& rows) {
-  thread_local std::vector<float> kbuf, vbuf;
-  const int64_t dk = kv.d1 + kv.d2;
-  kbuf.resize(static_cast<size_t>(kTile * dk));
-  vbuf.resize(static_cast<size_t>(kTile * kv.dv));
-  switch (dt) {
-    case DType::I8: GatherRowsT<int8_t>(kv, ua, ub, kbuf.data(), vbuf.data()); break;
-    case DType::F8_E4M3: GatherRowsT<F8E4M3>(kv, ua, ub, kbuf.data(), vbuf.data()); break;
-    default:
-      visit_float(dt, [&](auto tag) {
-        GatherRowsT<typename decltype(tag)::type>(kv, ua, ub, kbuf.data(), vbuf.data());
-      });
-  }
-  rows.n = ub - ua;
-  rows.ahead = 0;
-  rows.scaled = false;
-  rows.in_pool = false;
-  for (int64_t i = 0; i < rows.n; ++i) {
-    rows.k[i] = kbuf.data() + i * dk;
-    rows.v[i] = kv.v ? vbuf.data() + i * kv.dv : kbuf.data() + i * dk;  // MLA: values are the first key segment
-  }
 }
 
 // Rows [r0, r1) of a block over one tile (keys [a, b) some of them see; tile entry `off` is key a):

@@ -1,5 +1,5 @@
 #pragma once
-// One activation row quantized to int8 for the decode GEMV's integer dot (cpu/quant/quant_dot-inl.h),
+// One activation row quantized to int8 for the decode GEMV's integer dot (cpu/quant/quant_int8_dot-inl.h),
 // filled once per call by QuantActivations (cpu/quant/quant_gemm.h). Two layouts: blocks of 32 for the
 // kinds whose weight scales are per 32 (Q4_0, Q4_1, Q8_0), and blocks of 256 with one scale each for
 // the K kinds, whose integer sums then run over a whole weight block before a single F32 multiply.
@@ -12,7 +12,8 @@ struct ActQ8 {
   const int8_t* q;    // k values
   // The same k values reordered for Q4_0 / Q4_1, whose dot reads two blocks of 32 per step: in each
   // group of 8 blocks (256 values from a multiple of 256), 16 values of block p and 16 of block p + 4
-  // side by side, so one 32-byte load meets the codes of both (PairedAt in cpu/quant/quant_dot-inl.h); a
+  // side by side, so one 32-byte load meets the codes of both (PairedSums8 in
+  // cpu/quant/quant_int8_steps-inl.h); a
   // row's last k % 256 values stay in natural order.
   const int8_t* qp;
   const float* d;     // k / 32 scales

@@ -6,13 +6,13 @@
 // Q4_K m512 prefill at 0.7x of sgemm; the integer dots, 4x denser in values per instruction, beat
 // sgemm itself.) Too few outputs for the bound, or a non-finite activation, take the exact F32 route:
 // a GEMV for m <= 4, the decoded panels and sgemm above. The per-kind decode lives in
-// cpu/quant/quant_dot-inl.h.
+// cpu/quant/quant_decode-inl.h.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "cpu/quant/quant_gemm.cpp"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 
 #include "core/kinds.h"
-#include "cpu/quant/quant_dot-inl.h"
+#include "cpu/quant/quant_decode-inl.h"
 #include "hwy/highway.h"
 
 HWY_BEFORE_NAMESPACE();

@@ -1,5 +1,6 @@
-// The GGUF row kernels of cpu/quant/quant_rows.h: the per-kind dots of cpu/quant/quant_dot-inl.h (DotRowQ8,
-// DotRow), taken up to 4 activation rows at a time so one pass over a weight row serves four.
+// The GGUF row kernels of cpu/quant/quant_rows.h: the per-kind dots (DotRowQ8 of
+// cpu/quant/quant_int8_dot-inl.h, DotRow of cpu/quant/quant_decode-inl.h), taken up to 4 activation rows
+// at a time so one pass over a weight row serves four.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "cpu/quant/quant_rows.cpp"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
@@ -7,7 +8,8 @@
 #include <algorithm>
 #include <type_traits>
 
-#include "cpu/quant/quant_dot-inl.h"
+#include "cpu/quant/quant_decode-inl.h"
+#include "cpu/quant/quant_int8_dot-inl.h"
 #include "hwy/highway.h"
 
 HWY_BEFORE_NAMESPACE();

@@ -2,7 +2,8 @@
 // The GGUF row kernels every quantized matrix product on the cpu runs: rows [r0, r1) of one weight
 // matrix against n activation rows, out[i * ldo + (r - r0)] for activation i. gemm_quant's decode and
 // prefill (cpu/quant/quant_gemm.cpp) and the moe expert engine (cpu/moe/moe_experts.cpp) differ only in which
-// rows they hand over, so a kind's dot product lives once (cpu/quant/quant_dot-inl.h) and runs here.
+// rows they hand over, so a kind's dot product lives once (cpu/quant/quant_decode-inl.h,
+// cpu/quant/quant_int8_dot-inl.h) and runs here.
 // Runtime-dispatched (Highway).
 #include <cstdint>
 
