@@ -13,7 +13,7 @@
 #include "bench/setup_cache.h"
 #include "bench/sgemm_common.h"
 #include "core/error.h"
-#include "opencl/runtime.h"
+#include "opencl/runtime/runtime.h"
 
 namespace ts::bench {
 

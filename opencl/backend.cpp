@@ -1,5 +1,5 @@
 // The OpenCL backend: device setup on first use, per-op planners, and the Launch that replays them.
-#include "backend.h"
+#include "opencl/backend.h"
 
 #include <algorithm>
 #include <optional>
@@ -7,9 +7,9 @@
 #include "core/collective.h"
 #include "core/tensor_parallel.h"
 #include "opencl/collective.h"
-#include "plan.h"
+#include "opencl/plan.h"
 #include "opencl/recorded_step.h"
-#include "roofs.h"
+#include "opencl/runtime/roofs.h"
 
 namespace ts {
 namespace ocl {
@@ -116,7 +116,8 @@ class OpenclBackendImpl final : public Backend {
     add_argmax_ops(plans_);
     add_quant_ops(plans_);
     add_paged_attention_ops(plans_);
-    add_paged_write_ops(plans_);
+    add_paged_split_ops(plans_);
+    add_kv_append_ops(plans_);
     add_moe_route_ops(plans_);
     add_moe_expert_ops(plans_);
     add_moe_combine_ops(plans_);

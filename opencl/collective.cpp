@@ -6,7 +6,7 @@
 // (core/collective.h). The launch times either apart from the collective.
 #include "core/collective.h"
 #include "opencl/collective.h"
-#include "opencl/cl_error.h"
+#include "opencl/runtime/cl_error.h"
 
 namespace ts::ocl {
 

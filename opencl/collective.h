@@ -4,7 +4,7 @@
 #include <memory>
 
 #include "core/backend.h"
-#include "opencl/runtime.h"
+#include "opencl/runtime/runtime.h"
 
 namespace ts::ocl {
 

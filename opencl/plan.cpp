@@ -1,6 +1,6 @@
-#include "plan.h"
+#include "opencl/plan.h"
 
-#include "kernels/args.h"
+#include "opencl/kernels/args.h"
 
 #include "core/unsupported.h"
 

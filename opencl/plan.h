@@ -1,6 +1,6 @@
 #pragma once
-// How an op becomes device work: a planner (one per op, in the family files ops_*.cpp) reads the
-// parameters, picks kernels and variants, binds the op's buffers and appends dispatches. The Launch
+// How an op becomes device work: a planner (one per op, in the family files opencl/<engine>/*.cpp)
+// reads the parameters, picks kernels and variants, binds the op's buffers and appends dispatches. The Launch
 // then replays those dispatches on every execute(), also after new input values were written into the
 // same buffers (Launch::upload_inputs). So a planner sees the problem (parameters, each tensor's shape
 // and dtype) and never a tensor's values: what depends on them (lengths, tables, ids, positions) is
@@ -14,7 +14,7 @@
 
 #include "core/backend.h"
 #include "core/ops/op_refs.h"
-#include "runtime.h"
+#include "opencl/runtime/runtime.h"
 
 namespace ts::ocl {
 
@@ -109,19 +109,20 @@ void add_plan(PlanTable& t, OpRef<P> op, PlanFn fn, std::function<Support(const 
 }
 
 // Each family file adds its ops' planners.
-void add_linear_ops(PlanTable& t);
-void add_norm_ops(PlanTable& t);
-void add_elementwise_ops(PlanTable& t);
-void add_layout_ops(PlanTable& t);
-void add_rope_ops(PlanTable& t);
-void add_attention_ops(PlanTable& t);
-void add_argmax_ops(PlanTable& t);
-void add_quant_ops(PlanTable& t);
-void add_paged_attention_ops(PlanTable& t);
-void add_paged_write_ops(PlanTable& t);
-void add_moe_route_ops(PlanTable& t);
-void add_moe_expert_ops(PlanTable& t);
-void add_moe_combine_ops(PlanTable& t);
+void add_linear_ops(PlanTable& t);           // opencl/dense/gemm.cpp
+void add_norm_ops(PlanTable& t);             // opencl/dense/norms.cpp
+void add_elementwise_ops(PlanTable& t);      // opencl/dense/elementwise.cpp
+void add_layout_ops(PlanTable& t);           // opencl/dense/layout.cpp
+void add_rope_ops(PlanTable& t);             // opencl/dense/rope.cpp
+void add_attention_ops(PlanTable& t);        // opencl/attention/attention.cpp
+void add_argmax_ops(PlanTable& t);           // opencl/dense/argmax.cpp
+void add_quant_ops(PlanTable& t);            // opencl/quant/quant_gemm.cpp
+void add_paged_attention_ops(PlanTable& t);  // opencl/attention/paged_attention.cpp
+void add_paged_split_ops(PlanTable& t);      // opencl/attention/paged_split.cpp
+void add_kv_append_ops(PlanTable& t);        // opencl/attention/kv_append.cpp
+void add_moe_route_ops(PlanTable& t);        // opencl/moe/moe_route.cpp
+void add_moe_expert_ops(PlanTable& t);       // opencl/moe/moe_experts.cpp
+void add_moe_combine_ops(PlanTable& t);      // opencl/moe/moe_combine.cpp
 
 // Ceil division for dispatch sizes.
 inline size_t ceil_div(int64_t a, int64_t b) { return static_cast<size_t>((a + b - 1) / b); }

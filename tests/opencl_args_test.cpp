@@ -16,7 +16,7 @@
 #include "opencl/kernels/moe_gemv_args.h"
 #include "opencl/kernels/quant_gemv_args.h"
 #include "opencl/kernels/rope_args.h"
-#include "opencl/runtime.h"
+#include "opencl/runtime/runtime.h"
 
 namespace ts::ocl {
 namespace {

@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "vulkan/shader_table.h"
+#include "vulkan/runtime/shader_table.h"
 
 namespace ts::vk {
 namespace {

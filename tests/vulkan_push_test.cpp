@@ -1,5 +1,5 @@
 // The Vulkan engines' push-constant blocks (vulkan/shaders/*_push.glsl) against their C++ mirrors
-// (vulkan/push_block.h): every SPIR-V variant of each engine's kernels is read for its push block's
+// (vulkan/runtime/push_block.h): every SPIR-V variant of each engine's kernels is read for its push block's
 // members as glslang laid them out (OpMemberName, the Offset decoration, the member type's size), and
 // each must be the mirror's field of that name at the mirror's offset with the mirror's size. A field
 // moved, retyped or renamed on one side fails here. Needs no device.
@@ -11,7 +11,7 @@
 
 #include <gtest/gtest.h>
 
-#include "vulkan/shader_table.h"
+#include "vulkan/runtime/shader_table.h"
 #include "vulkan/shaders/attention_push.glsl"
 #include "vulkan/shaders/kv_append_push.glsl"
 #include "vulkan/shaders/moe_gemv_push.glsl"

@@ -13,11 +13,11 @@
 #include "core/tensor_parallel.h"
 #include "core/unsupported.h"
 #include "vulkan/collective.h"
-#include "vulkan/pipelines.h"
 #include "vulkan/plan.h"
-#include "vulkan/plan_roofs.h"
 #include "vulkan/recorded_step.h"
-#include "vulkan/runtime.h"
+#include "vulkan/runtime/pipelines.h"
+#include "vulkan/runtime/roofs.h"
+#include "vulkan/runtime/runtime.h"
 
 namespace ts {
 namespace {
@@ -89,7 +89,8 @@ class VulkanImpl final : public Backend {
     add_kv_planners(planners_);
     add_argmax_planners(planners_);
     add_quant_planners(planners_);
-    add_moe_planners(planners_);
+    add_moe_route_planners(planners_);
+    add_moe_combine_planners(planners_);
     add_moe_expert_planners(planners_);
   }
   std::string name() const override { return VulkanBackend::kName; }

@@ -4,7 +4,7 @@
 #include <memory>
 
 #include "core/backend.h"
-#include "vulkan/runtime.h"
+#include "vulkan/runtime/runtime.h"
 
 namespace ts::vk {
 

@@ -14,8 +14,8 @@
 #include "core/backend.h"
 #include "core/op.h"
 #include "core/ops/op_refs.h"
-#include "vulkan/runtime.h"
-#include "vulkan/shader_table.h"
+#include "vulkan/runtime/runtime.h"
+#include "vulkan/runtime/shader_table.h"
 
 namespace ts::vk {
 
@@ -139,17 +139,18 @@ void add_planner(PlannerTable& t, OpRef<P> op,
 }
 
 // Each shader family registers the ops it implements.
-void add_gemm_planners(PlannerTable& t);
-void add_norm_planners(PlannerTable& t);
-void add_elementwise_planners(PlannerTable& t);
-void add_layout_planners(PlannerTable& t);
-void add_rope_planners(PlannerTable& t);
-void add_attention_planners(PlannerTable& t);
-void add_paged_planners(PlannerTable& t);
-void add_kv_planners(PlannerTable& t);
-void add_argmax_planners(PlannerTable& t);
-void add_quant_planners(PlannerTable& t);
-void add_moe_planners(PlannerTable& t);
-void add_moe_expert_planners(PlannerTable& t);
+void add_gemm_planners(PlannerTable& t);         // vulkan/dense/gemm.cpp
+void add_norm_planners(PlannerTable& t);         // vulkan/dense/norms.cpp
+void add_elementwise_planners(PlannerTable& t);  // vulkan/dense/elementwise.cpp
+void add_layout_planners(PlannerTable& t);       // vulkan/dense/layout.cpp
+void add_rope_planners(PlannerTable& t);         // vulkan/dense/rope.cpp (and the paged split ops)
+void add_attention_planners(PlannerTable& t);    // vulkan/attention/attention_engine.cpp
+void add_paged_planners(PlannerTable& t);        // vulkan/attention/paged_attention.cpp
+void add_kv_planners(PlannerTable& t);           // vulkan/attention/kv_append.cpp
+void add_argmax_planners(PlannerTable& t);       // vulkan/dense/argmax.cpp
+void add_quant_planners(PlannerTable& t);        // vulkan/quant/quant_gemm.cpp
+void add_moe_route_planners(PlannerTable& t);    // vulkan/moe/moe_route.cpp
+void add_moe_combine_planners(PlannerTable& t);  // vulkan/moe/moe_combine.cpp
+void add_moe_expert_planners(PlannerTable& t);   // vulkan/moe/moe_experts.cpp
 
 }  // namespace ts::vk

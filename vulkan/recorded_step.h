@@ -10,7 +10,7 @@
 #include <vulkan/vulkan.h>
 
 #include "core/backend.h"
-#include "vulkan/runtime.h"
+#include "vulkan/runtime/runtime.h"
 
 namespace ts::vk {
 

@@ -1,4 +1,4 @@
-// kv_append's arguments (kv_append.cl, planned by ops_paged_write.cpp): one list, expanded by both
+// kv_append's arguments (kv_append.cl, planned by opencl/attention/kv_append.cpp): one list, expanded by both
 // (args.h).
 #include "args.h"
 #ifndef TS_OPENCL_KV_APPEND_ARGS_H

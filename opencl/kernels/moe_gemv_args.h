@@ -1,4 +1,4 @@
-// The expert GEMV's arguments (moe_gemv in moe_gemv.cl, planned by ops_moe_experts.cpp): one list,
+// The expert GEMV's arguments (moe_gemv in moe_gemv.cl, planned by opencl/moe/moe_experts.cpp): one list,
 // expanded by both (args.h).
 #include "args.h"
 #ifndef TS_OPENCL_MOE_GEMV_ARGS_H

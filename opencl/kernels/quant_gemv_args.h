@@ -1,4 +1,4 @@
-// The quant GEMV's arguments (gemv_quant in gemv_quant.cl, planned by ops_quant.cpp): one list,
+// The quant GEMV's arguments (gemv_quant in gemv_quant.cl, planned by opencl/quant/quant_gemm.cpp): one list,
 // expanded by both (args.h).
 #include "args.h"
 #ifndef TS_OPENCL_QUANT_GEMV_ARGS_H

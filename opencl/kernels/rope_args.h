@@ -1,4 +1,4 @@
-// The qk-norm / RoPE writer's arguments (norm_rope in rope.cl, planned by ops_rope.cpp): one list,
+// The qk-norm / RoPE writer's arguments (norm_rope in rope.cl, planned by opencl/dense/rope.cpp): one list,
 // expanded by both (args.h).
 #include "args.h"
 #ifndef TS_OPENCL_ROPE_ARGS_H

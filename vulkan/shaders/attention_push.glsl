@@ -1,5 +1,5 @@
-// The attention engine's push constants (attention.comp, planned by plan_attention.cpp): one list,
-// the shader's block and its C++ mirror both expanded from it (push.glsl, vulkan/push_block.h).
+// The attention engine's push constants (attention.comp, planned by vulkan/attention/attention_engine.cpp): one list,
+// the shader's block and its C++ mirror both expanded from it (push.glsl, vulkan/runtime/push_block.h).
 #define TS_ATTN_PUSH(U, F, A)                                                                       \
   U(q_len) U(kv_len) U(pos_offset) U(nh) U(nkv) U(group) U(dqk) U(dk1) U(dv) U(causal) U(window)    \
   /* elements between consecutive (batch, kv head) blocks (affine) */                               \
@@ -20,7 +20,7 @@
   U(nseqs)
 
 #ifdef __cplusplus
-#include "vulkan/push_block.h"
+#include "vulkan/runtime/push_block.h"
 TS_PUSH_STRUCT(AttnPush, TS_ATTN_PUSH)
 #else
 #include "push.glsl"

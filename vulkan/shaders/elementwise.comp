@@ -17,7 +17,7 @@
 #include "dtype.glsl"
 #include "math.glsl"
 
-// The work-group size is specialization constant 0, which the planner sets (plan_elementwise.cpp: kWg;
+// The work-group size is specialization constant 0, which the planner sets (vulkan/dense/elementwise.cpp: kWg;
 // 256 when unset). Any size is correct: the loops stride by the grid.
 layout(local_size_x = 256, local_size_x_id = 0) in;
 #define WG gl_WorkGroupSize.x

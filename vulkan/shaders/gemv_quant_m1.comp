@@ -15,7 +15,7 @@
 // a block's scale applied once per chunk, not per value. Rows are then summed with subgroup
 // arithmetic and one partial per subgroup through shared memory, or, without subgroup arithmetic,
 // every invocation's partials through shared memory (the same order on every run). WG and NR are
-// specialization constants the planner picks from the device (vulkan/plan_quant.cpp: gemv_shape).
+// specialization constants the planner picks from the device (vulkan/quant/quant_gemm.cpp: gemv_shape).
 #include "dtype.glsl"
 
 #define MAX_NR 8u

@@ -9,7 +9,7 @@
 //   KERNEL_LAYOUT_GATHER     dst[r, c] = src[ids[r], c] (embedding rows), for the ids in src's row window
 #include "dtype.glsl"
 
-// The work-group size is specialization constant 0, which the planner sets (plan_layout.cpp: kWg;
+// The work-group size is specialization constant 0, which the planner sets (vulkan/dense/layout.cpp: kWg;
 // 256 when unset). Any size is correct: the loops stride by the grid.
 layout(local_size_x = 256, local_size_x_id = 0) in;
 #define WG gl_WorkGroupSize.x

@@ -1,5 +1,5 @@
 // An engine's push-constant block, declared once by a field list that the shader (here) and its C++
-// mirror (vulkan/push_block.h) both expand, so neither restates the other's order. A list is a macro
+// mirror (vulkan/runtime/push_block.h) both expand, so neither restates the other's order. A list is a macro
 // LIST(U, F, A) naming each field once: U(name) a uint, F(name) a float, A(name, count) a uint array.
 // Only 4-byte members: std430 (a push block's layout) places member i at 4 x its index, as C++ does;
 // tests/vulkan_push_test.cpp reads each member's offset from the SPIR-V and compares it with the

@@ -1,0 +1,202 @@
+// The attention engine's planning (attention.comp), and the core ops on it: flash_attention,
+// mla_attention, flash_attention_batched_per_cache, gqa_attention.
+#include "vulkan/attention/attention_engine.h"
+
+#include "vulkan/shaders/attention_push.glsl"
+
+#include <bit>
+#include <cmath>
+
+#include "core/ops/core_params.h"
+#include "core/ops/tensor_params.h"
+#include "core/unsupported.h"
+#include "vulkan/dense/layout.h"
+
+namespace ts::vk {
+
+namespace {
+// attention.comp's compile-time limits per variant: HD_MAX, BQ, BK.
+constexpr int64_t kFaMaxDim = 256, kFaRows = 8, kFaKeys = 16;
+constexpr int64_t kMlaMaxDim = 576, kMlaRows = 4, kMlaKeys = 8;
+
+// Shared memory of attention.comp: sq_, skv, sp, sm / sl / scorr, srange, skb / svb / sks / svs.
+constexpr uint64_t shared_bytes(int64_t hd, int64_t bq, int64_t bk) {
+  return 4 * static_cast<uint64_t>(bq * hd + bk * hd + bq * bk + 5 * bq + 4 * bk);
+}
+
+// Pieces hold at least this many keys (a multiple of both variants' BK): below it the state a piece
+// writes (dv + 2 floats per row) nears the K/V bytes it summarises.
+constexpr int64_t kMinPieceKeys = 32;
+
+struct Split {
+  int64_t piece_keys = kNoIndex, pieces = 1;  // ~0, 1: no split
+};
+
+// Key split (flash decoding): pieces of the key range [0, keys) that bring a grid of `groups` work
+// groups up to the device's fill_groups; none when the grid already fills it or the keys make one piece.
+Split key_split(int64_t groups, int64_t keys, const Target& tg) {
+  if (groups >= tg.fill_groups || keys <= kMinPieceKeys) return {};
+  const int64_t piece = ceil_div(ceil_div(keys, ceil_div(tg.fill_groups, groups)), kMinPieceKeys) * kMinPieceKeys;
+  if (piece >= keys) return {};
+  return {piece, ceil_div(keys, piece)};
+}
+
+void check_grid(const Dispatch& d, const Target& tg) {
+  supported_only_if(d.groups[0] <= tg.max_groups[0] && d.groups[1] <= tg.max_groups[1] && d.groups[2] <= tg.max_groups[2],
+        "vulkan attention: grid {}x{}x{} of {} is above the device's limits", d.groups[0], d.groups[1], d.groups[2],
+        d.shader);
+}
+
+}  // namespace
+
+std::vector<Dispatch> attn(const Target& tg, const Attn& a, bool mla) {
+  const int64_t max_dim = mla ? kMlaMaxDim : kFaMaxDim, rows = mla ? kMlaRows : kFaRows;
+  check(a.dqk <= max_dim && a.dv <= max_dim, "vulkan attention: head dim {} is above the kernel's {}",
+        std::max(a.dqk, a.dv), max_dim);
+  const uint64_t shared = mla ? shared_bytes(kMlaMaxDim, kMlaRows, kMlaKeys) : shared_bytes(kFaMaxDim, kFaRows, kFaKeys);
+  check(shared <= tg.max_shared, "vulkan attention: the kernel needs {} bytes of shared memory, the device has {}",
+        shared, tg.max_shared);
+  const int64_t group = a.nh / a.nkv;
+  // Row blocks per (sequence, kv head) and sequences (grid z); the ragged modes run one flat list of
+  // every sequence's blocks (grid z 1), as many as total_q rows of `batch` sequences can make at most:
+  // sum ceil(group n_s / rows) <= (group total_q + batch (rows - 1)) / rows, and a block holds a row.
+  // That is the longest step's grid plus at most a block per sequence, never the longest sequence's
+  // blocks for every sequence; the shader finds each block's sequence from cu_seqlens_q.
+  const bool ragged = a.seqs == Seqs::VARLEN || a.seqs == Seqs::FA2;
+  int64_t nrows = group * a.q_len, blocks = ceil_div(nrows, rows), zs = a.batch;
+  if (ragged) {
+    const int64_t all = group * a.total_q;
+    nrows = 0, zs = 1, blocks = std::min(all, (all + a.batch * (rows - 1)) / rows);
+  }
+  if (blocks == 0) return {};  // no query row: nothing to write
+  const bool lens = a.seqs != Seqs::UNIFORM || !a.kv_lens.empty();
+  const int64_t keys = lens ? a.capacity : a.kv_len;
+  supported_only_if(keys <= 0xffffffffll, "vulkan attention: up to {} keys, past the kernels' 32-bit key indices", keys);
+  const Split sp = key_split(blocks * a.nkv * zs, keys, tg);
+  check(a.x > 0 && (a.x & (a.x - 1)) == 0, "vulkan attention: vLLM's x = {} is not a power of two", a.x);
+  const int64_t x_shift = std::countr_zero(static_cast<uint64_t>(a.x));
+  Dispatch d;
+  d.shader = tg.variant(mla ? Kernel::attn_mla : a.packed ? Kernel::attn_kv : Kernel::attn_fa);
+  // Bindings a case does not use are bound to q (never read) or the output (never written).
+  auto or_q = [&](const std::string& t) { return t.empty() ? a.q : t; };
+  d.bindings = {a.q, a.k1, a.k2, a.v, a.out, or_q(a.kv_lens), a.q, or_q(a.seq2), or_q(a.tables),
+                a.lse.empty() ? a.out : a.lse, or_q(a.k_scales), or_q(a.v_scales), or_q(a.tile_seqs),
+                or_q(a.tile_starts)};
+  if (sp.pieces > 1) {
+    // A state per (row, piece): rows per (sequence, kv head) slot, or the ragged modes' output rows.
+    const uint64_t states = ragged ? 1ull * a.total_q * a.nh : 1ull * a.batch * a.nkv * nrows;
+    const uint64_t bytes = 4ull * states * sp.pieces * (a.dv + 2);
+    supported_only_if(bytes <= tg.max_range, "vulkan attention: the key split's scratch of {} bytes is above the device's "
+          "maxStorageBufferRange ({})", bytes, tg.max_range);
+    d.bindings[6] = Binding::scratch_buffer("attention.pieces", bytes);
+  }
+  AttnPushIn pc;
+  pc.q_len = a.q_len, pc.kv_len = a.kv_len, pc.pos_offset = a.pos_offset, pc.nh = a.nh, pc.nkv = a.nkv;
+  pc.group = group, pc.dqk = a.dqk, pc.dk1 = a.dk1, pc.dv = a.dv, pc.causal = a.causal ? 1 : 0, pc.window = a.window;
+  pc.k1_hs = a.k1_hs, pc.k2_hs = a.k2_hs, pc.v_hs = a.v_hs, pc.scale = a.scale;
+  pc.q_off = a.q_off, pc.o_off = a.o_off, pc.kv_len_index = a.kv_len_index;
+  pc.piece_keys = sp.piece_keys, pc.npieces = sp.pieces, pc.block_size = a.block_size, pc.width = a.width;
+  pc.rows_cap = nrows, pc.total_q = a.total_q, pc.addr = static_cast<uint32_t>(a.addr);
+  pc.seqs = static_cast<uint32_t>(a.seqs), pc.x_shift = x_shift, pc.kv_kind = static_cast<uint32_t>(a.kind);
+  pc.nseqs = a.batch;
+  d.push = push_words(pc);
+  d.groups = {static_cast<uint32_t>(blocks * sp.pieces), static_cast<uint32_t>(a.nkv), static_cast<uint32_t>(zs)};
+  check_grid(d, tg);
+  std::vector<Dispatch> out{d};
+  if (sp.pieces > 1) {
+    d.shader = tg.variant(Kernel::attn_combine);
+    // A work group per (row, kv head, sequence), or per (token, head) in the ragged modes.
+    d.groups = ragged ? std::array<uint32_t, 3>{static_cast<uint32_t>(a.total_q), static_cast<uint32_t>(a.nh), 1}
+                      : std::array<uint32_t, 3>{static_cast<uint32_t>(nrows), static_cast<uint32_t>(a.nkv),
+                                                static_cast<uint32_t>(a.batch)};
+    check_grid(d, tg);
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+// gqa_attention: token-major q [seq_q, nh, hd] and k, v [seq_kv, nkv, hd]. attention.comp reads
+// affine K/V rows hd apart within a head, and q / out rows head-major, so this plan copies q, k and v
+// into head-major scratch buffers (layout.comp), attends there and copies the output back: two extra
+// passes over the tensors. A row-stride push constant in attention.comp would remove the copies.
+std::vector<Dispatch> gqa(const Target& tg, const GqaAttentionParams& p) {
+  const int64_t hd = p.head_dim, nh = p.num_heads, nkv = p.num_kv_heads;
+  const uint64_t es = dtype_size(tg.dtype);
+  const uint64_t q_bytes = es * uint64_t(p.seq_q * nh * hd), kv_bytes = es * uint64_t(p.seq_kv * nkv * hd);
+  const std::string sq = "gqa.q", sk = "gqa.k", sv = "gqa.v", so = "gqa.out";
+  auto scratch = [&](const std::string& name) {
+    return Binding::scratch_buffer(name, name == sk || name == sv ? kv_bytes : q_bytes);
+  };
+  // [tokens, heads, hd] -> [heads, tokens, hd], and back.
+  auto to_head = [&](int64_t tokens, int64_t heads) {
+    return Copy3d{.n0 = heads, .n1 = tokens, .n2 = hd, .ss0 = hd, .ss1 = heads * hd, .ds0 = tokens * hd, .ds1 = hd};
+  };
+  std::vector<Dispatch> out{layout_copy(tg, "q", scratch(sq), to_head(p.seq_q, nh)),
+                            layout_copy(tg, "k", scratch(sk), to_head(p.seq_kv, nkv)),
+                            layout_copy(tg, "v", scratch(sv), to_head(p.seq_kv, nkv))};
+  const int64_t hs = p.seq_kv * hd;
+  for (Dispatch& d : attn(tg,
+                          {.q = sq, .k1 = sk, .k2 = sk, .v = sv, .out = so, .batch = 1, .q_len = p.seq_q,
+                           .kv_len = p.seq_kv, .pos_offset = p.pos_offset(), .nh = nh, .nkv = nkv, .dqk = hd,
+                           .dk1 = hd, .dv = hd, .causal = p.causal, .k1_hs = hs, .k2_hs = hs, .v_hs = hs,
+                           .scale = float(1 / std::sqrt(double(hd)))},
+                          false)) {
+    for (Binding& b : d.bindings)  // the engine names its buffers; these four are scratch
+      if (!b.scratch && (b.tensor == sq || b.tensor == sk || b.tensor == sv || b.tensor == so)) b = scratch(b.tensor);
+    out.push_back(std::move(d));
+  }
+  out.push_back(layout_copy(tg, scratch(so), "out",
+                            {.n0 = nh, .n1 = p.seq_q, .n2 = hd, .ss0 = p.seq_q * hd, .ss1 = hd, .ds0 = hd,
+                             .ds1 = nh * hd}));
+  return out;
+}
+
+void add_attention_planners(PlannerTable& t) {
+  add_planner(t, ops::gqa_attention, [](const GqaAttentionParams& p, const Decls&, const Target& tg) {
+    return gqa(tg, p);
+  });
+  add_planner(
+      t, ops::flash_attention, [](const FlashAttentionParams& p, const Decls&, const Target& tg) {
+        const int64_t hs = p.kv_rows() * p.head_dim;
+        return attn(tg,
+                    {.q = "q", .k1 = "k", .k2 = "k", .v = "v", .batch = p.batch, .q_len = p.q_len,
+                     .kv_len = p.kv_len, .pos_offset = p.pos_offset, .nh = p.num_heads,
+                     .nkv = p.num_kv_heads, .dqk = p.head_dim, .dk1 = p.head_dim, .dv = p.head_dim,
+                     .causal = p.causal, .window = p.sliding_window, .k1_hs = hs, .k2_hs = hs, .v_hs = hs,
+                     .scale = p.scale},
+                    false);
+      });
+  add_planner(
+      t, ops::mla_attention, [](const MlaAttentionParams& p, const Decls&, const Target& tg) {
+        // Every head reads the one latent cache: a single "kv head" whose group is all heads.
+        const int64_t r = p.kv_lora_rank, dr = p.qk_rope_head_dim;
+        return attn(tg,
+                    {.q = "q", .k1 = "kv_compressed", .k2 = "kv_rope", .v = "kv_compressed",
+                     .batch = p.batch, .q_len = p.q_len, .kv_len = p.kv_len, .pos_offset = p.pos_offset,
+                     .nh = p.num_heads, .nkv = 1, .dqk = r + dr, .dk1 = r, .dv = r, .causal = p.causal,
+                     .k1_hs = p.kv_len * r, .k2_hs = p.kv_len * dr, .v_hs = p.kv_len * r,
+                     .scale = p.scale},
+                    true);
+      });
+  add_planner(
+      t, ops::flash_attention_batched_per_cache,
+      [](const FlashAttentionBatchedPerCacheParams& p, const Decls& decls, const Target& tg) {
+        // One attention (and combine) per sequence over its own caches; its length is read from kv_lens on
+        // the device, so its pieces cover the capacity.
+        const int64_t m = decls.at("q").shape.at(0), hs = p.capacity * p.hd;
+        std::vector<Dispatch> out;
+        for (int64_t i = 0; i < m; ++i) {
+          const std::string k = "k_caches." + std::to_string(i), v = "v_caches." + std::to_string(i);
+          const auto d = attn(tg,
+                              {.q = "q", .k1 = k, .k2 = k, .v = v, .kv_lens = "kv_lens", .nh = p.nq, .nkv = p.nkv,
+                               .dqk = p.hd, .dk1 = p.hd, .dv = p.hd, .k1_hs = hs, .k2_hs = hs, .v_hs = hs,
+                               .scale = p.scale, .q_off = i * p.nq * p.hd, .o_off = i * p.nq * p.hd,
+                               .kv_len_index = static_cast<uint32_t>(i), .capacity = p.capacity},
+                              false);
+          out.insert(out.end(), d.begin(), d.end());
+        }
+        return out;
+      });
+}
+
+}  // namespace ts::vk
