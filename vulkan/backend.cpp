@@ -84,6 +84,7 @@ class VulkanImpl final : public Backend {
     add_elementwise_planners(planners_);
     add_layout_planners(planners_);
     add_rope_planners(planners_);
+    add_paged_split_planners(planners_);
     add_attention_planners(planners_);
     add_paged_planners(planners_);
     add_kv_planners(planners_);
