@@ -145,7 +145,7 @@ void add_elementwise_planners(PlannerTable& t);  // vulkan/dense/elementwise.cpp
 void add_layout_planners(PlannerTable& t);       // vulkan/dense/layout.cpp
 void add_rope_planners(PlannerTable& t);         // vulkan/dense/rope.cpp
 void add_paged_split_planners(PlannerTable& t);  // vulkan/attention/paged_split.cpp
-void add_attention_planners(PlannerTable& t);    // vulkan/attention/attention_engine.cpp
+void add_attention_planners(PlannerTable& t);    // vulkan/attention/attention.cpp
 void add_paged_planners(PlannerTable& t);        // vulkan/attention/paged_attention.cpp
 void add_kv_planners(PlannerTable& t);           // vulkan/attention/kv_append.cpp
 void add_argmax_planners(PlannerTable& t);       // vulkan/dense/argmax.cpp

@@ -1,4 +1,4 @@
-// The attention engine's arguments (flash_attn in attention.cl, planned by attention_engine.cpp):
+// The attention engine's arguments (flash_attn in attention.cl, planned by opencl/attention/attention_engine.cpp):
 // one list, expanded by both (args.h).
 #include "args.h"
 #ifndef TS_OPENCL_ATTENTION_ARGS_H

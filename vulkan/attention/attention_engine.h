@@ -1,7 +1,8 @@
 #pragma once
 // The one attention engine's dispatches (shaders/attention.comp), shared by the core attention ops
-// (vulkan/attention/attention_engine.cpp) and the paged and kv ops (vulkan/attention/paged_attention.cpp): an op states where its sequences'
-// rows and K/V rows are, the engine plans the grid, the key split and the combine.
+// (vulkan/attention/attention.cpp) and the paged and kv ops (vulkan/attention/paged_attention.cpp): an
+// op states where its sequences' rows and K/V rows are, the engine plans the grid, the key split and
+// the combine (vulkan/attention/attention_engine.cpp).
 #include <string>
 #include <vector>
 
