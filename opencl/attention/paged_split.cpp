@@ -1,5 +1,5 @@
 // The paged family's split + norm + RoPE ops on OpenCL: the rope family's own kernel (kernels/rope.cl,
-// opencl/dense/norm_rope.h) with its destination found through the block table. Each writes only the
+// opencl/dense/split_rope.h) with its destination found through the block table. Each writes only the
 // slots of its own positions.
 #include <cstdint>
 #include <limits>
@@ -7,7 +7,7 @@
 
 #include "core/ops/paged_params.h"
 #include "core/unsupported.h"
-#include "opencl/dense/norm_rope.h"
+#include "opencl/dense/split_rope.h"
 
 namespace ts::ocl {
 namespace {

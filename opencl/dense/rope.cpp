@@ -1,6 +1,6 @@
 // The qk-norm / RoPE ops and the fused split: all one kernel (kernels/rope.cl) at different strides;
 // the tensor family's RoPE from positions: rope.cl's rope_positions.
-#include "opencl/dense/norm_rope.h"
+#include "opencl/dense/split_rope.h"
 
 #include <algorithm>
 #include <cstring>

@@ -1,11 +1,11 @@
 // The paged family's split + norm + RoPE ops on Vulkan: the rope family's own writer
-// (vulkan/dense/norm_rope.h) with its k and v destinations in a pool through the block table.
+// (vulkan/dense/split_rope.h) with its k and v destinations in a pool through the block table.
 #include <cstdint>
 #include <vector>
 
 #include "core/ops/paged/pool.h"
 #include "core/ops/paged_params.h"
-#include "vulkan/dense/norm_rope.h"
+#include "vulkan/dense/split_rope.h"
 
 namespace ts::vk {
 

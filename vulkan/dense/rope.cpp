@@ -1,5 +1,5 @@
 // qk_norm_rope and its batched and split forms: rope.comp, one dispatch per destination (also the
-// paged split ops' writer, vulkan/dense/norm_rope.h); apply_rope_positions / apply_rope_partial:
+// paged split ops' writer, vulkan/dense/split_rope.h); apply_rope_positions / apply_rope_partial:
 // rope_positions.comp.
 #include <algorithm>
 #include <bit>
@@ -7,7 +7,7 @@
 #include "core/ops/core_params.h"
 #include "core/ops/tensor/rope_angle.h"
 #include "core/ops/tensor_params.h"
-#include "vulkan/dense/norm_rope.h"
+#include "vulkan/dense/split_rope.h"
 #include "vulkan/plan.h"
 #include "vulkan/shaders/rope_push.glsl"
 
