@@ -1,7 +1,9 @@
 #pragma once
-// The one description of an op that every part of touchstone reads: the reference, the conformance
-// matrix, the benchmarks, the goldens and the CLI. An op is an OpDef<P> over its parameter struct P
-// (core/params.h); the rest of the code sees it through the type-erased Op interface.
+// The one description of an op that every part of touchstone reads: the conformance matrix, the
+// benchmarks, the goldens and the CLI. Its ground truth is not named here: the reference registers
+// its kernels against the op identities as every backend does (reference/kernels.h). An op is an
+// OpDef<P> over its parameter struct P (core/params.h); the rest of the code sees it through the
+// type-erased Op interface.
 #include <any>
 #include <functional>
 #include <memory>
@@ -90,8 +92,6 @@ template <class P> struct OpDef {
   // parameters, so that one prepared launch can be run on new lengths as well as new data (the
   // conformance matrix's step tests, Launch::upload_inputs). Empty: a new seed alone makes a new step.
   std::function<void(P&, Rng&)> next_step;
-  // Writes every output and in-out; reads only inputs and in-outs.
-  std::function<void(const P&, TensorMap&)> reference;
   // Every output's tolerance, unless `outputs` gives one its own.
   DerivedTolerance<P> tolerance;
   std::vector<OutputRule<P>> outputs;
@@ -177,7 +177,6 @@ class Op {
   // Parameters for another step of the same problem (OpDef::next_step): the same shapes and the same
   // parameters, the generator's per-step lengths and positions redrawn from `seed`.
   virtual Params next_step(const Params& p, uint64_t seed) const = 0;
-  virtual void reference(const Params& p, TensorMap& t) const = 0;
   // How output `output` is judged, derived from the case's inputs (and in-outs before the op), and
   // which of its elements are compared (empty: all of them).
   virtual Tolerance tolerance(const Params& p, DType dt, const std::string& output, const TensorMap& inputs) const = 0;
@@ -258,7 +257,6 @@ template <class P> class TypedOp final : public Op {
     if (d_.next_step) d_.next_step(q, rng);
     return Params::of(std::move(q));
   }
-  void reference(const Params& p, TensorMap& t) const override { d_.reference(p.as<P>(), t); }
   Tolerance tolerance(const Params& p, DType dt, const std::string& output, const TensorMap& inputs) const override {
     const OutputRule<P>* r = rule(output);
     return r && r->tolerance ? r->tolerance(p.as<P>(), dt, inputs) : d_.tolerance(p.as<P>(), dt, inputs);

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "core/case_file.h"
+#include "reference/kernels.h"
 
 namespace {
 // Small enough that the reference of any op finishes in milliseconds.
@@ -22,7 +23,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (const auto& [name, t] : c.tensors) elements += t.numel();
     if (elements <= kMaxElementsForReference) {
       ts::TensorMap io = ts::working_set(c);
-      c.op->reference(c.params, io);
+      ts::ref::run(*c.op, c.params, io);
     }
   } catch (const ts::Error&) {
   }

@@ -25,6 +25,7 @@
 
 #include "core/case_file.h"
 #include "core/op.h"
+#include "reference/kernels.h"
 
 namespace ts {
 namespace {
@@ -67,7 +68,7 @@ int sweep(const Op& op, Report* report) {
         try {
           const Case k = case_from_file(f);
           TensorMap t = working_set(k);
-          op.reference(k.params, t);
+          ref::run(op, k.params, t);
         } catch (const Error& e) {
           if (std::strchr(e.what(), '\n')) {
             note(report->failure, sizeof report->failure, what + ": a message of more than one line: " + e.what());

@@ -19,6 +19,7 @@
 #include "core/metrics.h"
 #include "core/op.h"
 #include "core/ops/core_params.h"
+#include "reference/kernels.h"
 
 namespace ts {
 namespace {
@@ -36,7 +37,7 @@ template <class T> RowMat<T> block(const Tensor& t, int64_t offset, int64_t rows
 TensorMap reference_case(const Op& op, const Params& p, const std::string& tag) {
   TensorMap t = op.make_case(p, DType::F32, stable_hash(op.name() + "/crosscheck/" + tag));
   op.validate(p, t);
-  op.reference(p, t);
+  ref::run(op, p, t);
   return t;
 }
 

@@ -12,6 +12,7 @@
 #include "core/metrics.h"
 #include "core/op.h"
 #include "core/ops/core_params.h"
+#include "reference/kernels.h"
 
 namespace ts {
 namespace {
@@ -56,7 +57,7 @@ const Shape2 kShapes[] = {{1, 1}, {3, 7}, {6, 257}, {3, 1000}, {4, 4096}, {3, 40
 // Inputs from the op's generator, expected output from the reference (F32 case).
 TensorMap reference_case(const Op& op, const Params& p, const std::string& tag) {
   TensorMap t = op.make_case(p, DType::F32, stable_hash(op.name() + tag));
-  op.reference(p, t);
+  ref::run(op, p, t);
   return t;
 }
 

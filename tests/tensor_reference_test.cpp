@@ -13,6 +13,7 @@
 #include "core/op.h"
 #include "core/ops/core_params.h"
 #include "core/ops/tensor_params.h"
+#include "reference/kernels.h"
 
 namespace ts {
 namespace {
@@ -21,7 +22,7 @@ namespace {
 template <class P> TensorMap reference_case(const std::string& name, const P& p, uint64_t seed = 5) {
   const Op& op = op_or_throw(name);
   TensorMap t = op.make_case(Params::of(p), DType::F32, seed);
-  op.reference(Params::of(p), t);
+  ref::run(op, Params::of(p), t);
   return t;
 }
 
@@ -39,7 +40,7 @@ TEST(TensorReference, Linear3dIsTheGemmOfItsRows) {
   TensorMap gt = op_or_throw("gemm").make_case(Params::of(g), DType::F32, 1);
   for (int64_t i = 0; i < 6 * 37; ++i) gt["a"].set(i, t["x"].get(i));
   for (int64_t i = 0; i < 11 * 37; ++i) gt["b"].set(i, t["weight"].get(i));
-  op_or_throw("gemm").reference(Params::of(g), gt);
+  ref::run(op_or_throw("gemm"), Params::of(g), gt);
   EXPECT_EQ(max_abs_diff(t["out"], gt["out"]), 0.0);
 }
 
@@ -73,7 +74,7 @@ TEST(TensorReference, GqaAttentionIsFlashAttentionTokenMajor) {
     to_head_major(t["q"], ft["q"], 5, 8, 16);
     to_head_major(t["k"], ft["k"], 13, 2, 16);
     to_head_major(t["v"], ft["v"], 13, 2, 16);
-    op_or_throw("flash_attention").reference(Params::of(f), ft);
+    ref::run(op_or_throw("flash_attention"), Params::of(f), ft);
     Tensor back(DType::F32, {5, 8, 16});
     for (int64_t s = 0; s < 5; ++s)
       for (int64_t h = 0; h < 8; ++h)

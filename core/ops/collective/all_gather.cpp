@@ -1,6 +1,5 @@
 // all_gather: out.r[q * len + i] = x.q[i] on every rank r: rank q's block lands at q * len, bit for bit.
 #include "core/ops/collective/collective_common.h"
-#include "reference/reference.h"
 
 namespace ts {
 using namespace describe;
@@ -15,7 +14,6 @@ const Op& op_all_gather() {
       .generate = [](const AllGatherParams& p, TensorMap& t, Rng& r) {
         collective::generate(p, t, r, p.len == collective::kSpecialsLen);
       },
-      .reference = ref::all_gather,
       .tolerance = [](const AllGatherParams&, DType, const TensorMap&) { return tol::exact(); },
       .cost = [](const AllGatherParams& p, DType dt) { return Cost{0, bytes(dt, double(p.len) * (1 + p.world_size))}; },
       .cases = [] {

@@ -6,7 +6,6 @@
 
 #include "core/ops/collective/collective_common.h"
 #include "core/ops/magnitude.h"
-#include "reference/reference.h"
 
 namespace ts {
 using namespace describe;
@@ -41,7 +40,6 @@ const Op& op_all_reduce() {
       .tensors = [](const AllReduceParams& p) { return collective::rank_tensors(p, p.len); },
       .validate_params = [](const AllReduceParams& p) { collective::check_params(p); },
       .generate = [](const AllReduceParams& p, TensorMap& t, Rng& r) { collective::generate(p, t, r, is_specials(p)); },
-      .reference = ref::all_reduce,
       // Sum: W terms added in F32 in whatever order the transport reduces them (W - 1 roundings, each
       // relative to a partial sum of at most W max|x|), then one rounding to the case's dtype; the
       // reference adds in double and rounds once. The terms' size is read from the case's own ranks'

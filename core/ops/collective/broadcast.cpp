@@ -2,7 +2,6 @@
 // broadcast(buf, len, src_rank) is in place; here a rank's input and output are apart so that the
 // judge sees what arrived), and only the source's is read.
 #include "core/ops/collective/collective_common.h"
-#include "reference/reference.h"
 
 namespace ts {
 using namespace describe;
@@ -22,7 +21,6 @@ const Op& op_broadcast() {
       .generate = [](const CollectiveBroadcastParams& p, TensorMap& t, Rng& r) {
         collective::generate(p, t, r, p.len == collective::kSpecialsLen);
       },
-      .reference = ref::broadcast,
       .tolerance = [](const CollectiveBroadcastParams&, DType, const TensorMap&) { return tol::exact(); },
       .cost = [](const CollectiveBroadcastParams& p, DType dt) { return Cost{0, bytes(dt, 2.0 * p.len)}; },
       .cases = [] {

@@ -11,7 +11,6 @@
 
 #include "core/ops/collective/collective_common.h"
 #include "core/ops/magnitude.h"
-#include "reference/reference.h"
 
 namespace ts {
 using namespace describe;
@@ -141,7 +140,6 @@ const Op& op_tp_gemm_pair() {
         for (int64_t q = 0; q < p.world_size; ++q) normal(t[rank_tensor("a", q)], r);
         for (int64_t q = 0; q < p.world_size; ++q) normal(t[rank_tensor("b", q)], r);
       },
-      .reference = ref::tp_gemm_pair,
       .tolerance = pair_tolerance,
       // The pair over every rank (what the reference does, and the ranks do together): both gemms, the
       // W - 1 adds of every output element; every weight read once, x and each rank's output once.

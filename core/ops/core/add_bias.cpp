@@ -1,7 +1,6 @@
 // add_bias: data[r, c] += bias[c], the bias of a linear layer broadcast over rows.
 #include "core/ops/core_params.h"
 #include "core/ops/describe.h"
-#include "reference/reference.h"
 
 namespace ts {
 using namespace describe;
@@ -20,7 +19,6 @@ const Op& op_add_bias() {
       },
       .validate_params = [](const AddBiasParams& p) { positive(p.rows, "rows"); positive(p.cols, "cols"); },
       .generate = [](const AddBiasParams&, TensorMap& t, Rng& r) { normal(t["data"], r); normal(t["bias"], r); },
-      .reference = ref::add_bias,
       // One F32 add, then the output rounding.
       .tolerance = [](const AddBiasParams&, DType dt, const TensorMap&) { return tol::elementwise(dt, 1); },
       .cost = [](const AddBiasParams& p, DType dt) {

@@ -2,7 +2,6 @@
 #include "core/ops/core/inputs.h"
 #include "core/ops/core_params.h"
 #include "core/ops/describe.h"
-#include "reference/reference.h"
 
 namespace ts {
 using namespace describe;
@@ -19,7 +18,6 @@ const Op& op_add_inplace() {
       .tensors = [](const AddInplaceParams& p) { return std::vector{inout("residual", {p.len}), in("x", {p.len})}; },
       .validate_params = [](const AddInplaceParams& p) { positive(p.len, "len"); },
       .generate = [](const AddInplaceParams&, TensorMap& t, Rng& r) { normal(t["residual"], r); normal(t["x"], r); },
-      .reference = ref::add_inplace,
       // One F32 add, then the output rounding.
       .tolerance = [](const AddInplaceParams&, DType dt, const TensorMap&) { return tol::elementwise(dt, 1); },
       .cost = [](const AddInplaceParams& p, DType dt) { return Cost{double(p.len), bytes(dt, 3.0 * p.len)}; },

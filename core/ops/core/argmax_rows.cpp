@@ -3,7 +3,6 @@
 
 #include "core/ops/core_params.h"
 #include "core/ops/describe.h"
-#include "reference/reference.h"
 
 namespace ts {
 using namespace describe;
@@ -42,7 +41,6 @@ const Op& op_argmax_rows() {
         check(p.n <= int64_t{1} << 32, "argmax_rows: n = {} does not fit a U32 index", p.n);
       },
       .generate = [](const ArgmaxRowsParams& p, TensorMap& t, Rng& r) { logits(t["logits"], p.m, p.n, r); },
-      .reference = ref::argmax_rows,
       // An index: any other answer is wrong, whatever the logits' dtype.
       .tolerance = [](const ArgmaxRowsParams&, DType, const TensorMap&) { return Tolerance{0, 0, "an index: exact"}; },
       .cost = [](const ArgmaxRowsParams& p, DType dt) {

@@ -1,7 +1,6 @@
 // copy_slice: dst[dst_offset + i] = src[src_offset + i] for i < len; the rest of dst keeps its values.
 #include "core/ops/core_params.h"
 #include "core/ops/describe.h"
-#include "reference/reference.h"
 
 namespace ts {
 using namespace describe;
@@ -36,7 +35,6 @@ const Op& op_copy_slice() {
         p.dst_len = dim_of(t, "dst", 1, 0);
       },
       .generate = [](const CopySliceParams&, TensorMap& t, Rng& r) { normal(t["src"], r); normal(t["dst"], r); },
-      .reference = ref::copy_slice,
       .tolerance = [](const CopySliceParams&, DType, const TensorMap&) { return tol::exact(); },
       .cost = [](const CopySliceParams& p, DType dt) { return Cost{0, bytes(dt, 2.0 * p.len)}; },
       .cases = {

@@ -1,13 +1,12 @@
 // embedding_lookup: out[i, :] = table[ids[i], :], ids U32 below vocab (core/ops/core/embedding_def.h).
 #include "core/ops/core/embedding_def.h"
-#include "reference/reference.h"
 
 namespace ts {
 
 const Op& op_embedding_lookup() {
   static const TypedOp<EmbeddingLookupParams> op(embedding::def<EmbeddingLookupParams>(
       "embedding_lookup", "out[i, :] = table[ids[i], :]",
-      {&EmbeddingLookupParams::n, "n (number of ids)", /*inferred=*/true, 'n'}, ref::embedding_lookup));
+      {&EmbeddingLookupParams::n, "n (number of ids)", /*inferred=*/true, 'n'}));
   return op;
 }
 

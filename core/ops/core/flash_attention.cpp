@@ -5,7 +5,6 @@
 
 #include "core/ops/core/attention_common.h"
 #include "core/ops/core_params.h"
-#include "reference/reference.h"
 
 namespace ts {
 using namespace describe;
@@ -40,7 +39,6 @@ const Op& op_flash_attention() {
         attn::normal_rows_then_nan(t["k"], r, p.batch * p.num_kv_heads, p.kv_rows(), p.kv_len, p.head_dim);
         attn::normal_rows_then_nan(t["v"], r, p.batch * p.num_kv_heads, p.kv_rows(), p.kv_len, p.head_dim);
       },
-      .reference = ref::flash_attention,
       .tolerance = [](const P& p, DType dt, const TensorMap& in) {
         const int64_t keys = p.sliding_window > 0 ? std::min(p.kv_len, p.sliding_window) : p.kv_len;
         return attn::softmax_tolerance(dt, p.head_dim, p.scale, keys, attn::row_magnitudes(in, "q", "k", "v", p.head_dim));

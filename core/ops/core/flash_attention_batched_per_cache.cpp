@@ -6,7 +6,6 @@
 #include "core/ops/core/attention_common.h"
 #include "core/ops/core/inputs.h"
 #include "core/ops/core_params.h"
-#include "reference/reference.h"
 
 namespace ts {
 using namespace describe;
@@ -63,7 +62,6 @@ const Op& op_flash_attention_batched_per_cache() {
             attn::normal_rows_then_nan(t[list + std::to_string(i)], r, p.nkv, p.capacity, lens[i], p.hd);
         }
       },
-      .reference = ref::flash_attention_batched_per_cache,
       .tolerance = [](const P& p, DType dt, const TensorMap& in) {
         return attn::softmax_tolerance(dt, p.hd, p.scale, p.capacity,
                                        attn::row_magnitudes(in, "q", "k_caches", "v_caches", p.hd));

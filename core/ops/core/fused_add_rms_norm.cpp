@@ -2,7 +2,6 @@
 #include "core/ops/core/inputs.h"
 #include "core/ops/core_params.h"
 #include "core/ops/describe.h"
-#include "reference/reference.h"
 
 namespace ts {
 using namespace describe;
@@ -28,7 +27,6 @@ const Op& op_fused_add_rms_norm() {
         scaled_rows(t["x"], p.tokens, p.dim, r);
         normal(t["w"], r);
       },
-      .reference = ref::fused_add_rms_norm,
       // As rms_norm plus the add (ops 11). The stored residual is one correctly rounded add: well inside.
       .tolerance = [](const FusedAddRmsNormParams& p, DType dt, const TensorMap&) {
         return tol::row_norm(dt, double(p.dim), 0.0, 11);

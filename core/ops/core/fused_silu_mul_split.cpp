@@ -1,7 +1,6 @@
 // fused_silu_mul_split: out[t, j] = silu(gate_up[t, j]) * gate_up[t, im + j]: gate is the first im columns.
 #include "core/ops/core_params.h"
 #include "core/ops/describe.h"
-#include "reference/reference.h"
 
 namespace ts {
 using namespace describe;
@@ -20,7 +19,6 @@ const Op& op_fused_silu_mul_split() {
       },
       .validate_params = [](const FusedSiluMulSplitParams& p) { positive(p.tokens, "tokens"); positive(p.im, "im"); },
       .generate = [](const FusedSiluMulSplitParams&, TensorMap& t, Rng& r) { normal(t["gate_up"], r); },
-      .reference = ref::fused_silu_mul_split,
       // ops 20: exp at GLSL's bound (3 + 2|x| ulp, |x| <= 6.5 for N(0,1)), 1 +, divide (2.5 ulp), * up;
       // no cancellation (1 + exp(-g) >= 1), so the error stays relative.
       .tolerance = [](const FusedSiluMulSplitParams&, DType dt, const TensorMap&) { return tol::elementwise(dt, 20); },

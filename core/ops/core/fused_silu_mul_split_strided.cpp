@@ -3,7 +3,6 @@
 // intermediate]; out's other rows keep their values.
 #include "core/ops/core_params.h"
 #include "core/ops/describe.h"
-#include "reference/reference.h"
 
 namespace ts {
 using namespace describe;
@@ -44,7 +43,6 @@ const Op& op_fused_silu_mul_split_strided() {
         normal(t["gate_up"], r);
         normal(t["out"], r);
       },
-      .reference = ref::fused_silu_mul_split_strided,
       // As fused_silu_mul_split: exp at GLSL's bound, 1 +, divide, * up (ops 20), relative.
       .tolerance = [](const FusedSiluMulSplitStridedParams&, DType dt, const TensorMap&) { return tol::elementwise(dt, 20); },
       .cost = [](const FusedSiluMulSplitStridedParams& p, DType dt) {

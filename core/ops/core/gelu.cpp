@@ -2,7 +2,6 @@
 #include "core/ops/core/inputs.h"
 #include "core/ops/core_params.h"
 #include "core/ops/describe.h"
-#include "reference/reference.h"
 
 namespace ts {
 using namespace describe;
@@ -19,7 +18,6 @@ const Op& op_gelu() {
       .tensors = [](const GeluParams& p) { return std::vector{in("x", {p.len}), out("out", {p.len})}; },
       .validate_params = [](const GeluParams& p) { positive(p.len, "len"); },
       .generate = [](const GeluParams&, TensorMap& t, Rng& r) { normal(t["x"], r); },
-      .reference = ref::gelu,
       .tolerance = [](const GeluParams&, DType dt, const TensorMap& in) {
         // ops 20: erf at OpenCL's bound (16 ulp), x / sqrt(2), 1 +, * x. For x << 0, 1 + erf cancels and
         // erf's error (16 u32 of |erf| <= 1) turns absolute, times |x| / 2, at most the case's

@@ -1,7 +1,6 @@
 // gemm: out[m, n] = sum_k a[m, k] * b[n, k]  (b is a linear layer's [out, in] weight).
 #include "core/ops/core_params.h"
 #include "core/ops/describe.h"
-#include "reference/reference.h"
 
 namespace ts {
 using namespace describe;
@@ -16,7 +15,6 @@ const Op& op_gemm() {
       },
       .validate_params = [](const GemmParams& p) { positive(p.m, "m"); positive(p.n, "n"); positive(p.k, "k"); },
       .generate = [](const GemmParams&, TensorMap& t, Rng& r) { normal(t["a"], r); normal(t["b"], r); },
-      .reference = ref::gemm,
       // A dot of k terms |a||b|, each at most the case's max|a| x max|b|.
       .tolerance = [](const GemmParams& p, DType dt, const TensorMap& in) {
         return tol::accumulation(dt, double(p.k), magnitude::max_abs(in, "a") * magnitude::max_abs(in, "b"), "max|a| x max|b|");

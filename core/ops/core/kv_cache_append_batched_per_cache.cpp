@@ -5,7 +5,6 @@
 #include "core/ops/core/inputs.h"
 #include "core/ops/core_params.h"
 #include "core/ops/describe.h"
-#include "reference/reference.h"
 
 namespace ts {
 using namespace describe;
@@ -54,7 +53,6 @@ const Op& op_kv_cache_append_batched_per_cache() {
           cache_rows(t["caches." + std::to_string(i)], p.nkv, p.capacity, p.hd, lens[i], r);
         normal(t["new_data"], r);
       },
-      .reference = ref::kv_cache_append_batched_per_cache,
       .tolerance = [](const KvCacheAppendBatchedPerCacheParams&, DType, const TensorMap&) { return tol::exact(); },
       .cost = [](const KvCacheAppendBatchedPerCacheParams& p, DType dt) {
         return Cost{0, bytes(dt, 2.0 * double(p.m) * double(p.nkv) * double(p.hd)) + 4.0 * double(p.m)};

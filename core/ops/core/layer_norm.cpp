@@ -2,7 +2,6 @@
 #include "core/ops/core/inputs.h"
 #include "core/ops/core_params.h"
 #include "core/ops/describe.h"
-#include "reference/reference.h"
 
 namespace ts {
 using namespace describe;
@@ -28,7 +27,6 @@ const Op& op_layer_norm() {
         normal(t["gamma"], r);
         normal(t["beta"], r);
       },
-      .reference = ref::layer_norm,
       // beta is added after the scaling: mag bounds |x_hat * gamma|, the case's largest normalised value
       // (computed here in double, per row) times its largest |gamma|. ops 20: the mean's own sum (8 u32
       // of a sigma, as in tol::accumulation), x - mean, var/n, + eps, 1/sqrt (up to 5.5 ulp), * gamma, + beta.

@@ -4,7 +4,6 @@
 
 #include "core/ops/core/attention_common.h"
 #include "core/ops/core_params.h"
-#include "reference/reference.h"
 
 namespace ts {
 using namespace describe;
@@ -38,7 +37,6 @@ const Op& op_mla_attention() {
         normal(t["kv_compressed"], r);
         normal(t["kv_rope"], r);
       },
-      .reference = ref::mla_attention,
       .tolerance = [](const P& p, DType dt, const TensorMap& in) {
         // A key is (c_j, k_rope_j): its norm at most the hypotenuse of the longest of each; a value is c_j.
         const double c = magnitude::max_row_norm(in, "kv_compressed", p.kv_lora_rank);

@@ -2,7 +2,6 @@
 // result is written head-major.
 #include "core/ops/core/rope_common.h"
 #include "core/ops/core_params.h"
-#include "reference/reference.h"
 
 namespace ts {
 using namespace describe;
@@ -33,7 +32,6 @@ const Op& op_qk_norm_rope() {
         rope::generate_norm_weight(t["norm_w"], r);
         rope::generate_tables(t, p.max_pos, p.rotary_dim, p.head_dim);
       },
-      .reference = ref::qk_norm_rope,
       .tolerance = [](const P& p, DType dt, const TensorMap& in) {
         return rope::tolerance(dt, p.mode, p.head_dim, in, "input", {"norm_w"});
       },

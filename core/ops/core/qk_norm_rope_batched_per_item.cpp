@@ -1,7 +1,6 @@
 // qk_norm_rope_batched_per_item: m one-token items, each through qk_norm_rope at its own position.
 #include "core/ops/core/rope_common.h"
 #include "core/ops/core_params.h"
-#include "reference/reference.h"
 
 namespace ts {
 using namespace describe;
@@ -37,7 +36,6 @@ const Op& op_qk_norm_rope_batched_per_item() {
         for (int64_t i = 0; i < p.m; ++i) pos[i] = static_cast<uint32_t>(r.below(p.max_pos));
         pos[p.m / 2] = static_cast<uint32_t>(p.max_pos - 1);
       },
-      .reference = ref::qk_norm_rope_batched_per_item,
       .tolerance = [](const P& p, DType dt, const TensorMap& in) {
         return rope::tolerance(dt, p.mode, p.head_dim, in, "input", {"norm_w"});
       },

@@ -2,7 +2,6 @@
 #include "core/ops/core/inputs.h"
 #include "core/ops/core_params.h"
 #include "core/ops/describe.h"
-#include "reference/reference.h"
 
 namespace ts {
 using namespace describe;
@@ -26,7 +25,6 @@ const Op& op_rms_norm() {
         scaled_rows(t["x"], p.tokens, p.dim, r);
         normal(t["w"], r);
       },
-      .reference = ref::rms_norm,
       // ops 10: ss/n (2.5 ulp, OpenCL's divide), + eps, 1/sqrt (up to 5.5 ulp), * x, * w. Nothing is
       // added after the scaling, so the error stays relative to each output (mag 0).
       .tolerance = [](const RmsNormParams& p, DType dt, const TensorMap&) { return tol::row_norm(dt, double(p.dim), 0.0, 10); },

@@ -3,7 +3,6 @@
 
 #include "core/ops/core_params.h"
 #include "core/ops/describe.h"
-#include "reference/reference.h"
 
 namespace ts {
 using namespace describe;
@@ -20,7 +19,6 @@ const Op& op_scaled_add_inplace() {
       .tensors = [](const ScaledAddInplaceParams& p) { return std::vector{inout("dst", {p.len}), in("src", {p.len})}; },
       .validate_params = [](const ScaledAddInplaceParams& p) { positive(p.len, "len"); },
       .generate = [](const ScaledAddInplaceParams&, TensorMap& t, Rng& r) { normal(t["dst"], r); normal(t["src"], r); },
-      .reference = ref::scaled_add_inplace,
       .tolerance = [](const ScaledAddInplaceParams& p, DType dt, const TensorMap& in) {
         // A product and an add in F32. Where dst ~ -scale*src the sum cancels and the product's rounding
         // (u32 of |scale * src|, |src| at most the case's max|src|) is absolute.

@@ -1,7 +1,6 @@
 // split_qkv: a fused projection's [tokens, q_dim + 2*kv_dim] rows split into q, k, v (columns, in order).
 #include "core/ops/core_params.h"
 #include "core/ops/describe.h"
-#include "reference/reference.h"
 
 namespace ts {
 using namespace describe;
@@ -23,7 +22,6 @@ const Op& op_split_qkv() {
         positive(p.tokens, "tokens"); positive(p.q_dim, "q_dim"); positive(p.kv_dim, "kv_dim");
       },
       .generate = [](const SplitQkvParams&, TensorMap& t, Rng& r) { normal(t["qkv"], r); },
-      .reference = ref::split_qkv,
       .tolerance = [](const SplitQkvParams&, DType, const TensorMap&) { return tol::exact(); },
       .cost = [](const SplitQkvParams& p, DType dt) {
         return Cost{0, bytes(dt, 2.0 * double(p.tokens) * double(p.q_dim + 2 * p.kv_dim))};

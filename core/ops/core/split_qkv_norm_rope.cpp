@@ -1,7 +1,6 @@
 // split_qkv_norm_rope: split fused qkv rows, (norm +) RoPE q and k per head, all three head-major.
 #include "core/ops/core/rope_common.h"
 #include "core/ops/core_params.h"
-#include "reference/reference.h"
 
 namespace ts {
 using namespace describe;
@@ -26,7 +25,6 @@ const Op& op_split_qkv_norm_rope() {
       },
       .infer = [](P& p, const TensorMap& t) { p.max_pos = rope::infer_max_pos(t); },
       .generate = rope::generate_split_inputs,
-      .reference = ref::split_qkv_norm_rope,
       .tolerance = [](const P& p, DType dt, const TensorMap& in) {
         return rope::tolerance(dt, p.qk_mode, p.head_dim, in, "qkv", {"q_norm_w", "k_norm_w"});
       },

@@ -2,7 +2,6 @@
 // head-major caches [kv_heads, cache_capacity, head_dim]; q is written head-major as before.
 #include "core/ops/core/rope_common.h"
 #include "core/ops/core_params.h"
-#include "reference/reference.h"
 
 namespace ts {
 using namespace describe;
@@ -61,7 +60,6 @@ const Op& op_split_qkv_norm_rope_into_cache() {
         fill_cache(p, t.at("cache_k"), r);
         fill_cache(p, t.at("cache_v"), r);
       },
-      .reference = ref::split_qkv_norm_rope_into_cache,
       .tolerance = [](const P& p, DType dt, const TensorMap& in) {
         return rope::tolerance(dt, p.qk_mode, p.head_dim, in, "qkv", {"q_norm_w", "k_norm_w"});
       },

@@ -3,7 +3,6 @@
 // token-major projections into the head-major layout attention reads. One description serves both.
 #include "core/ops/core_params.h"
 #include "core/ops/describe.h"
-#include "reference/reference.h"
 
 namespace ts {
 using namespace describe;
@@ -27,7 +26,6 @@ OpDef<TransposeParams> transpose_def(bool head_to_token) {
       },
       .validate_params = [](const P& p) { positive(p.tokens, "tokens"); positive(p.heads, "heads"); positive(p.dim, "dim"); },
       .generate = [](const P&, TensorMap& t, Rng& r) { normal(t["src"], r); },
-      .reference = head_to_token ? ref::transpose_head_to_token : ref::transpose_token_to_head,
       .tolerance = [](const P&, DType, const TensorMap&) { return tol::exact(); },
       .cost = [](const P& p, DType dt) { return Cost{0, bytes(dt, 2.0 * double(p.tokens) * double(p.heads) * double(p.dim))}; },
       .cases = {

@@ -8,7 +8,6 @@
 #include "core/ops/kv/kv_pool.h"
 #include "core/ops/kv/kv_quant.h"
 #include "core/ops/paged_params.h"
-#include "reference/reference.h"
 
 namespace ts {
 using namespace describe;
@@ -120,7 +119,6 @@ const Op& op_kv_append_paged() {
         paged::generate_block_tables(t.at("paged_block_indices"), {len}, p.block_size, p.num_blocks, r);
         kvq::fill_pools(p.kv_dtype, pool_of(p), t, t.at("paged_block_indices"), len, r);
       },
-      .reference = ref::kv_append_paged,
       .tolerance = [](const P&, DType, const TensorMap&) { return Tolerance{0, 0, "defined to the bit: F32 max, divide, round, convert"}; },
       .cost = [](const P& p, DType) {
         const double rows = static_cast<double>(p.tokens * p.num_kv_heads), hd = static_cast<double>(p.head_dim);

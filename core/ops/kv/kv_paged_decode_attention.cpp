@@ -6,7 +6,6 @@
 #include "core/ops/kv/kv_quant.h"
 #include "core/ops/paged/attention_view.h"
 #include "core/ops/paged_params.h"
-#include "reference/reference.h"
 
 namespace ts {
 using namespace describe;
@@ -81,7 +80,6 @@ const Op& op_kv_paged_decode_attention() {
         paged::generate_block_tables(t.at("block_table"), {p.valid_kv_len}, p.block_size, p.num_blocks, r);
         kvq::fill_pools(p.kv_dtype, pool_of(p), t, t.at("block_table"), p.valid_kv_len, r);
       },
-      .reference = ref::kv_paged_decode_attention,
       .tolerance = [](const P& p, DType dt, const TensorMap& in) {
         const bool scaled = has_scales(p.kv_dtype);
         return attn::softmax_tolerance(dt, p.head_dim, p.scale, p.valid_kv_len,

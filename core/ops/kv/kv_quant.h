@@ -1,6 +1,7 @@
 #pragma once
 // The KV element types of docs/catalog.md's kv family, in one place: the quantization of one (token, kv head)
 // row into a pool, used by the reference of kv_append_paged and by the generators that fill pools.
+// Defined in reference/kv_quant.cpp, compiled with the reference's flags (no FMA contraction).
 #include <bit>
 #include <cstdint>
 #include <string>

@@ -23,7 +23,6 @@ template <class P> struct GemvSpec {
   bool silu = false;  // gate_w and up_w into silu_out (silu(gate) * up), else weights into out
   // The op's checks of its own fields (n_selected, strides, offsets), before the view's window checks.
   std::function<void(const P&)> check_fields;
-  std::function<void(const P&, TensorMap&)> reference;
   std::vector<Preset<P>> cases, benches;
 };
 
@@ -86,7 +85,6 @@ template <class P> OpDef<P> gemv_def(GemvSpec<P> s) {
     else
       route_pairs(v.pairs, p.w.num_experts, ids + v.ids_off, r);
   };
-  d.reference = std::move(s.reference);
   if (silu)
     d.tolerance = [](const P& p, DType dt, const TensorMap& in) { return silu_product(dt, p.w, in); };
   else

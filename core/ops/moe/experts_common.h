@@ -86,8 +86,7 @@ std::vector<Preset<GemvQuantMoeIdBatchedParams>> batched_benches();
 
 // gemm_quant_moe_id and gemm_quant_moe_id_indirect: one description (the dispatch grid a backend
 // derives from tpe is not part of the case), defined in gemm_quant_moe_id.cpp.
-OpDef<GemmQuantMoeIdParams> gemm_def(std::string name, std::string summary,
-                                     std::function<void(const GemmQuantMoeIdParams&, TensorMap&)> reference);
+OpDef<GemmQuantMoeIdParams> gemm_def(std::string name, std::string summary);
 
 // The benchmarks' model presets: Mixtral 8x7B, Qwen3-30B-A3B, DeepSeek-V2-Lite.
 struct Model {

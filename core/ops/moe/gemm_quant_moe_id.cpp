@@ -11,7 +11,6 @@
 #include "core/ops/describe.h"
 #include "core/ops/moe/experts_common.h"
 #include "core/ops/moe/pair_view.h"
-#include "reference/reference.h"
 
 namespace ts {
 using namespace describe;
@@ -99,7 +98,7 @@ void generate_lists(const P& p, TensorMap& t, Rng& r) {
 
 namespace moe_experts {
 
-OpDef<P> gemm_def(std::string name, std::string summary, std::function<void(const P&, TensorMap&)> reference) {
+OpDef<P> gemm_def(std::string name, std::string summary) {
   return {
       .name = std::move(name),
       .family = "moe",
@@ -131,7 +130,6 @@ OpDef<P> gemm_def(std::string name, std::string summary, std::function<void(cons
         fill_weights(p.w, t["weights"], r);
         generate_lists(p, t, r);
       },
-      .reference = std::move(reference),
       .tolerance = [](const P& p, DType dt, const TensorMap& in) { return dot(dt, p.w, in); },
       .outputs = {{"out", {}, [](const P& p, const TensorMap& in, const TensorMap&, std::vector<uint8_t>& mask) {
                      std::vector<uint8_t> listed(static_cast<size_t>(pairs(p)));
@@ -157,8 +155,7 @@ OpDef<P> gemm_def(std::string name, std::string summary, std::function<void(cons
 
 const Op& op_gemm_quant_moe_id() {
   static const TypedOp<P> op(moe_experts::gemm_def(
-      "gemm_quant_moe_id", "out[t,s,:] = a[t or t,s] @ dequant(weights[e])^T for the pairs t*top_k+s in ids[e, :tpe[e]]",
-      ref::gemm_quant_moe_id));
+      "gemm_quant_moe_id", "out[t,s,:] = a[t or t,s] @ dequant(weights[e])^T for the pairs t*top_k+s in ids[e, :tpe[e]]"));
   return op;
 }
 

@@ -3,7 +3,6 @@
 // its own (down). `a` is a flat buffer of a_len elements (inferred).
 #include "core/ops/describe.h"
 #include "core/ops/moe/expert_gemv_def.h"
-#include "reference/reference.h"
 
 namespace ts {
 using namespace describe;
@@ -49,7 +48,6 @@ const Op& op_gemv_quant_moe_id() {
         positive(p.n_selected, "n_selected");
         moe_experts::check_stride(p.src1_stride, p.w.n_cols, "src1_stride");
       },
-      .reference = ref::gemv_quant_moe_id,
       .cases = cases(),
       .benches = benches(),
   }));

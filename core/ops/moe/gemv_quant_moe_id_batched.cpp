@@ -3,7 +3,6 @@
 // into out[p, :]. `a` is a flat buffer of a_len elements (inferred).
 #include "core/ops/describe.h"
 #include "core/ops/moe/expert_gemv_def.h"
-#include "reference/reference.h"
 
 namespace ts {
 using namespace describe;
@@ -14,7 +13,6 @@ const Op& op_gemv_quant_moe_id_batched() {
       .name = "gemv_quant_moe_id_batched",
       .summary = "out[p,:] = a[(p/top_k)*outer + (p%top_k)*inner ..] @ dequant(weights[ids[p]])^T, p < m*top_k",
       .check_fields = moe_experts::check_batched,
-      .reference = ref::gemv_quant_moe_id_batched,
       .cases = moe_experts::batched_cases(),
       .benches = moe_experts::batched_benches(),
   }));

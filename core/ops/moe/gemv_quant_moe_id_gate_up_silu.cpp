@@ -4,7 +4,6 @@
 // GEMV, silu_mul_stacked, up to the chain's intermediate roundings).
 #include "core/ops/describe.h"
 #include "core/ops/moe/expert_gemv_def.h"
-#include "reference/reference.h"
 
 namespace ts {
 using namespace describe;
@@ -47,7 +46,6 @@ const Op& op_gemv_quant_moe_id_gate_up_silu() {
       .summary = "silu_out[i,:] = silu(a @ dequant(gate_w[ids[i]])^T) * (a @ dequant(up_w[ids[i]])^T)",
       .silu = true,
       .check_fields = [](const P& p) { positive(p.n_selected, "n_selected"); },
-      .reference = ref::gemv_quant_moe_id_gate_up_silu,
       .cases = cases(),
       .benches = benches(),
   }));

@@ -2,7 +2,6 @@
 // gemv_quant_moe_id_batched (gate and up: that op against gate_w and up_w, unrounded in between).
 #include "core/ops/describe.h"
 #include "core/ops/moe/expert_gemv_def.h"
-#include "reference/reference.h"
 
 namespace ts {
 using namespace describe;
@@ -14,7 +13,6 @@ const Op& op_gemv_quant_moe_id_gate_up_silu_batched() {
       .summary = "silu_out[p,:] = silu(gate) * up of gemv_quant_moe_id_batched against gate_w and up_w",
       .silu = true,
       .check_fields = moe_experts::check_batched,
-      .reference = ref::gemv_quant_moe_id_gate_up_silu_batched,
       .cases = moe_experts::batched_cases(),
       .benches = moe_experts::batched_benches(),
   }));

@@ -3,7 +3,6 @@
 // `a` and `ids` are flat buffers of a_len and ids_len elements (inferred).
 #include "core/ops/describe.h"
 #include "core/ops/moe/expert_gemv_def.h"
-#include "reference/reference.h"
 
 namespace ts {
 using namespace describe;
@@ -52,7 +51,6 @@ const Op& op_gemv_quant_moe_id_offset() {
         non_negative(p.ids_offset, "ids_offset");
         moe_experts::check_stride(p.src1_stride, p.w.n_cols, "src1_stride");
       },
-      .reference = ref::gemv_quant_moe_id_offset,
       .cases = cases(),
       .benches = benches(),
   }));

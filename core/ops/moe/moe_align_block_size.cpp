@@ -5,7 +5,6 @@
 // past num_tokens_post_padded (and their blocks) are left unwritten (not compared).
 #include "core/ops/moe/moe_inputs.h"
 #include "core/ops/moe_params.h"
-#include "reference/reference.h"
 
 namespace ts {
 using namespace describe;
@@ -68,7 +67,6 @@ const Op& op_moe_align_block_size() {
       .generate = [](const MoeAlignBlockSizeParams& p, TensorMap& t, Rng& r) {
         expert_choices(t["topk_ids"], p.batch, p.top_k, p.num_experts, r);
       },
-      .reference = ref::moe_align_block_size,
       .tolerance = [](const MoeAlignBlockSizeParams&, DType, const TensorMap&) { return Tolerance{0, 0, "indices: exact"}; },
       .outputs = {{"sorted_token_ids", {},
                    [](const MoeAlignBlockSizeParams&, const TensorMap&, const TensorMap& expected,

@@ -6,7 +6,6 @@
 
 #include "core/ops/moe/moe_inputs.h"
 #include "core/ops/moe_params.h"
-#include "reference/reference.h"
 
 namespace ts {
 using namespace describe;
@@ -68,7 +67,6 @@ const Op& op_route_topk_softmax() {
       .generate = [](const RouteTopkSoftmaxParams& p, TensorMap& t, Rng& r) {
         logits(t["logits"], p.batch, p.num_experts, r);
       },
-      .reference = ref::route_topk_softmax,
       .tolerance = weights_tolerance,
       // The ranking is by the exact logits (docs/catalog.md): any other id is wrong.
       .outputs = {{"out_ids", [](const RouteTopkSoftmaxParams&, DType, const TensorMap&) { return tol::exact(); }, {}}},

@@ -3,7 +3,6 @@
 // (total_pairs = batch * top_k). One description, two row-count parameters.
 #include "core/ops/moe_params.h"
 #include "core/ops/describe.h"
-#include "reference/reference.h"
 
 namespace ts {
 using namespace describe;
@@ -11,8 +10,7 @@ using namespace describe;
 namespace {
 
 // The op over parameter struct P, whose row count is the field `rows` names (`rows_name` in errors).
-template <class P> OpDef<P> silu_mul_def(std::string name, int64_t P::*rows, const char* rows_name,
-                                         void (*reference)(const P&, TensorMap&), std::vector<Preset<P>> cases,
+template <class P> OpDef<P> silu_mul_def(std::string name, int64_t P::*rows, const char* rows_name, std::vector<Preset<P>> cases,
                                          std::vector<Preset<P>> benches) {
   return {
       .name = std::move(name),
@@ -24,7 +22,6 @@ template <class P> OpDef<P> silu_mul_def(std::string name, int64_t P::*rows, con
       },
       .validate_params = [rows, rows_name](const P& p) { positive(p.*rows, rows_name); positive(p.ffn, "ffn"); },
       .generate = [](const P&, TensorMap& t, Rng& r) { normal(t["gate"], r); normal(t["up"], r); },
-      .reference = reference,
       // As fused_silu_mul_split: exp (3 + 2|x| ulp, |x| <= 6.5 for N(0,1)), 1 +, divide, * up; no
       // cancellation (1 + exp(-g) >= 1), so the error stays relative.
       .tolerance = [](const P&, DType dt, const TensorMap&) { return tol::elementwise(dt, 20); },
@@ -43,7 +40,7 @@ template <class P> OpDef<P> silu_mul_def(std::string name, int64_t P::*rows, con
 const Op& op_silu_mul_stacked() {
   using P = SiluMulStackedParams;
   static const TypedOp<P> op(silu_mul_def<P>(
-      "silu_mul_stacked", &P::n_slots, "n_slots", ref::silu_mul_stacked,
+      "silu_mul_stacked", &P::n_slots, "n_slots",
       {
           {"s1_f1", Tier::Smoke, {1, 1}},
           {"s2_f7", Tier::Smoke, {2, 7}},
@@ -64,7 +61,7 @@ const Op& op_silu_mul_stacked() {
 const Op& op_silu_mul_batched() {
   using P = SiluMulBatchedParams;
   static const TypedOp<P> op(silu_mul_def<P>(
-      "silu_mul_batched", &P::total_pairs, "total_pairs", ref::silu_mul_batched,
+      "silu_mul_batched", &P::total_pairs, "total_pairs",
       {
           {"p1_f1", Tier::Smoke, {1, 1}},
           {"p14_f7", Tier::Smoke, {14, 7}},

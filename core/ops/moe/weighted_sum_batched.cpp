@@ -3,7 +3,6 @@
 // [batch, hidden].
 #include "core/ops/moe/moe_inputs.h"
 #include "core/ops/moe_params.h"
-#include "reference/reference.h"
 
 namespace ts {
 using namespace describe;
@@ -27,7 +26,6 @@ const Op& op_weighted_sum_batched() {
         normal(t["slots"], r);
         combine_weights(t["weights"], p.batch, p.top_k, r);
       },
-      .reference = ref::weighted_sum_batched,
       .tolerance = [](const P& p, DType dt, const TensorMap& in) { return combine_tolerance(dt, p.top_k, in); },
       .cost = [](const P& p, DType dt) {
         const double n = double(p.batch) * double(p.top_k) * double(p.hidden);

@@ -3,7 +3,6 @@
 // 1-D) written from element out_offset as [batch, hidden]; the rest of out keeps its values.
 #include "core/ops/moe/moe_inputs.h"
 #include "core/ops/moe_params.h"
-#include "reference/reference.h"
 
 namespace ts {
 using namespace describe;
@@ -53,7 +52,6 @@ const Op& op_weighted_sum_batched_offset() {
         combine_weights(w, p.weights_len / p.top_k, p.top_k, r);
         normal(t["out"], r);
       },
-      .reference = ref::weighted_sum_batched_offset,
       .tolerance = [](const P& p, DType dt, const TensorMap& in) { return combine_tolerance(dt, p.top_k, in); },
       .cost = [](const P& p, DType dt) {
         const double n = double(p.batch) * double(p.top_k) * double(p.hidden);

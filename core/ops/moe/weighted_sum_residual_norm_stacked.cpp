@@ -4,7 +4,6 @@
 #include "core/ops/core/inputs.h"
 #include "core/ops/moe/moe_inputs.h"
 #include "core/ops/moe_params.h"
-#include "reference/reference.h"
 
 namespace ts {
 using namespace describe;
@@ -59,7 +58,6 @@ const Op& op_weighted_sum_residual_norm_stacked() {
         normal(t["residual"], r);
         normal(t["next_norm_w"], r);
       },
-      .reference = ref::weighted_sum_residual_norm_stacked,
       .tolerance = normed_tolerance,
       // The residual as weighted_sum_residual_stacked's.
       .outputs = {{"residual", [](const P& p, DType dt, const TensorMap& in) { return combine_tolerance(dt, p.n_slots + 1, in, true); }, {}}},

@@ -2,7 +2,6 @@
 // decode-step combine fused with the residual add. slots [n_slots, hidden], weights F32 [n_slots].
 #include "core/ops/moe/moe_inputs.h"
 #include "core/ops/moe_params.h"
-#include "reference/reference.h"
 
 namespace ts {
 using namespace describe;
@@ -23,7 +22,6 @@ const Op& op_weighted_sum_residual_stacked() {
         combine_weights(t["weights"], 1, p.n_slots, r);
         normal(t["residual"], r);
       },
-      .reference = ref::weighted_sum_residual_stacked,
       // The residual is one more term of the sum (|residual| <= 8 too).
       .tolerance = [](const P& p, DType dt, const TensorMap& in) { return combine_tolerance(dt, p.n_slots + 1, in, true); },
       .cost = [](const P& p, DType dt) {

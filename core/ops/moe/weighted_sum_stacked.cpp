@@ -2,7 +2,6 @@
 // token's n_slots expert outputs. slots [n_slots, hidden], weights F32 [n_slots] -> out [hidden].
 #include "core/ops/moe/moe_inputs.h"
 #include "core/ops/moe_params.h"
-#include "reference/reference.h"
 
 namespace ts {
 using namespace describe;
@@ -22,7 +21,6 @@ const Op& op_weighted_sum_stacked() {
         normal(t["slots"], r);
         combine_weights(t["weights"], 1, p.n_slots, r);
       },
-      .reference = ref::weighted_sum_stacked,
       .tolerance = [](const P& p, DType dt, const TensorMap& in) { return combine_tolerance(dt, p.n_slots, in); },
       .cost = [](const P& p, DType dt) {
         const double n = double(p.n_slots) * double(p.hidden);

@@ -4,7 +4,6 @@
 
 #include "core/ops/paged/attention_common.h"
 #include "core/ops/paged/attention_view.h"
-#include "reference/reference.h"
 
 namespace ts {
 using namespace describe;
@@ -65,7 +64,6 @@ const Op& op_paged_batched_decode_attention() {
         paged::generate_pools(p, Layout::Ferrum, t, "block_tables", lens, r);
       },
       .next_step = [](P& p, Rng& r) { paged::next_step(p.gen_lens, p.gen_pos, false, 0, r); },
-      .reference = ref::paged_batched_decode_attention,
       .tolerance = [](const P& p, DType dt, const TensorMap& in) { return paged::tolerance(p, dt, p.max_kv_len, in); },
       .cost = [](const P& p, DType dt) {
         double keys = 0;

@@ -7,7 +7,6 @@
 
 #include "core/ops/paged/attention_common.h"
 #include "core/ops/paged/attention_view.h"
-#include "reference/reference.h"
 
 namespace ts {
 using namespace describe;
@@ -110,8 +109,7 @@ std::vector<Preset<PagedDecodeParams>> llama3_benches() {
 }
 
 // The op description of paged_decode_attention and paged_varlen_attention_vllm_layout.
-OpDef<PagedDecodeParams> decode_op(std::string name, Layout layout, std::string summary,
-                                   void (*reference)(const PagedDecodeParams&, TensorMap&)) {
+OpDef<PagedDecodeParams> decode_op(std::string name, Layout layout, std::string summary) {
   using P = PagedDecodeParams;
   const bool vllm = layout == Layout::Vllm;
   return {
@@ -136,7 +134,6 @@ OpDef<PagedDecodeParams> decode_op(std::string name, Layout layout, std::string 
       .infer = [layout](P& p, const TensorMap& t) { paged::infer_num_blocks(p, t, layout); },
       .generate = [layout](const P& p, TensorMap& t, Rng& r) { generate_decode(p, layout, t, r); },
       .next_step = [](P& p, Rng& r) { paged::next_step(p.gen_lens, p.gen_pos, false, p.q_len, r); },
-      .reference = reference,
       .tolerance = [](const P& p, DType dt, const TensorMap& in) { return paged::tolerance(p, dt, max_keys(p), in); },
       .cost = [](const P& p, DType dt) { return decode_cost(p, dt, p.q_len); },
       // A sequence may fill its table: no parameter bounds its length more tightly.
@@ -155,16 +152,14 @@ OpDef<PagedDecodeParams> decode_op(std::string name, Layout layout, std::string 
 const Op& op_paged_decode_attention() {
   static const TypedOp<PagedDecodeParams> op(decode_op(
       "paged_decode_attention", Layout::Ferrum,
-      "decode (q [S,nh,hd]) or one sequence's causal prefill (q [nh,q_len,hd]) over ferrum pools and block_tables",
-      ref::paged_decode_attention));
+      "decode (q [S,nh,hd]) or one sequence's causal prefill (q [nh,q_len,hd]) over ferrum pools and block_tables"));
   return op;
 }
 
 const Op& op_paged_varlen_attention_vllm_layout() {
   static const TypedOp<PagedDecodeParams> op(decode_op(
       "paged_varlen_attention_vllm_layout", Layout::Vllm,
-      "paged_decode_attention over vLLM's pools (key [nb,nkv,hd/x,bs,x], value [nb,nkv,hd,bs]); the seed's arguments",
-      ref::paged_varlen_attention_vllm_layout));
+      "paged_decode_attention over vLLM's pools (key [nb,nkv,hd/x,bs,x], value [nb,nkv,hd,bs]); the seed's arguments"));
   return op;
 }
 
@@ -189,7 +184,6 @@ const Op& op_paged_decode_attention_v2() {
       .infer = [](P& p, const TensorMap& t) { paged::infer_num_blocks(p, t, Layout::Ferrum); },
       .generate = [](const P& p, TensorMap& t, Rng& r) { generate_decode(p, Layout::Ferrum, t, r); },
       .next_step = [](P& p, Rng& r) { paged::next_step(p.gen_lens, p.gen_pos, false, 0, r); },
-      .reference = ref::paged_decode_attention_v2,
       .tolerance = [](const P& p, DType dt, const TensorMap& in) { return paged::tolerance(p, dt, p.max_seq_len, in); },
       .cost = [](const P& p, DType dt) { return decode_cost(p, dt, 1); },
       .view = [](const P& p) {

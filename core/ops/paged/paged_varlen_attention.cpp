@@ -9,7 +9,6 @@
 
 #include "core/ops/paged/attention_common.h"
 #include "core/ops/paged/attention_view.h"
-#include "reference/reference.h"
 
 namespace ts {
 using namespace describe;
@@ -141,8 +140,7 @@ PagedVarlenParams llama3_mixed7(Align a) {
   return varlen(a, 32, 8, 128, 16, rows, a == Align::PosOffsets ? std::vector<int64_t>(rows.size(), 0) : rows);
 }
 
-OpDef<PagedVarlenParams> varlen_op(std::string name, Layout layout, Align a, std::string summary,
-                                   void (*reference)(const PagedVarlenParams&, TensorMap&)) {
+OpDef<PagedVarlenParams> varlen_op(std::string name, Layout layout, Align a, std::string summary) {
   using P = PagedVarlenParams;
   const bool vllm = layout == Layout::Vllm;
   std::vector<Preset<P>> benches{{"llama3_8b_mixed7", Tier::Full, llama3_mixed7(a)}};
@@ -169,7 +167,6 @@ OpDef<PagedVarlenParams> varlen_op(std::string name, Layout layout, Align a, std
         paged::move_rows(p.gen_lens, p.gen_pos, a == Align::SeqLensFa2, p.max_kv_len, p.max_q_len, r);
         paged::next_step(p.gen_lens, p.gen_pos, true, 0, r);
       },
-      .reference = reference,
       .tolerance = [](const P& p, DType dt, const TensorMap& in) { return paged::tolerance(p, dt, p.max_kv_len, in); },
       .cost = [a](const P& p, DType dt) { return varlen_cost(p, a, p.num_seqs, p.total_q_tokens, dt); },
       .view = [layout, a](const P& p) {
@@ -200,24 +197,21 @@ OpDef<PagedVarlenParams> varlen_op(std::string name, Layout layout, Align a, std
 const Op& op_paged_varlen_attention() {
   static const TypedOp<PagedVarlenParams> op(varlen_op(
       "paged_varlen_attention", Layout::Ferrum, Align::PosOffsets,
-      "ragged batch over ferrum pools: row i of sequence s at pos_offsets[s] + i attends causally to its own kv",
-      ref::paged_varlen_attention));
+      "ragged batch over ferrum pools: row i of sequence s at pos_offsets[s] + i attends causally to its own kv"));
   return op;
 }
 
 const Op& op_paged_varlen_attention_vllm() {
   static const TypedOp<PagedVarlenParams> op(varlen_op(
       "paged_varlen_attention_vllm", Layout::Vllm, Align::PosOffsets,
-      "paged_varlen_attention over vLLM's pools (key [nb,nkv,hd/x,bs,x], value [nb,nkv,hd,bs])",
-      ref::paged_varlen_attention_vllm));
+      "paged_varlen_attention over vLLM's pools (key [nb,nkv,hd/x,bs,x], value [nb,nkv,hd,bs])"));
   return op;
 }
 
 const Op& op_paged_varlen_attention_fa2_ffi() {
   static const TypedOp<PagedVarlenParams> op(varlen_op(
       "paged_varlen_attention_fa2_ffi", Layout::Ferrum, Align::SeqLensFa2,
-      "ragged batch, kv lengths seq_lens, queries aligned to the kv's end (FlashAttention-2); also lse F32 [nh,total_q]",
-      ref::paged_varlen_attention_fa2_ffi));
+      "ragged batch, kv lengths seq_lens, queries aligned to the kv's end (FlashAttention-2); also lse F32 [nh,total_q]"));
   return op;
 }
 
@@ -288,7 +282,6 @@ const Op& op_paged_varlen_attention_vllm_tiled_q4() {
         }
       },
       .next_step = [](P& p, Rng& r) { paged::next_step(p.gen_lens, p.gen_pos, true, 0, r); },
-      .reference = ref::paged_varlen_attention_vllm_tiled_q4,
       .tolerance = [](const P& p, DType dt, const TensorMap& in) { return paged::tolerance(p, dt, p.max_kv_len, in); },
       .outputs = {{"out", {}, [](const P& p, const TensorMap& in, const TensorMap&, std::vector<uint8_t>& mask) {
                      const std::vector<uint8_t> covered = paged::tiled_rows(in, p.num_tiles);

@@ -10,7 +10,6 @@
 
 #include "core/ops/core/rope_common.h"
 #include "core/ops/paged/attention_common.h"
-#include "reference/reference.h"
 
 namespace ts {
 using namespace describe;
@@ -89,7 +88,7 @@ std::vector<Preset<P>> split_cases() {
   };
 }
 
-OpDef<P> split_op(std::string name, Layout layout, std::string summary, void (*reference)(const P&, TensorMap&)) {
+OpDef<P> split_op(std::string name, Layout layout, std::string summary) {
   return {
       .name = std::move(name),
       .family = "paged",
@@ -139,7 +138,6 @@ OpDef<P> split_op(std::string name, Layout layout, std::string summary, void (*r
         normal(t.at("q_out"), r);  // what lies around the op's slice must stay
         generate_pools(pool_of(p, layout), t, "block_table", {p.cache_len + p.tokens}, r);
       },
-      .reference = reference,
       .tolerance = [](const P& p, DType dt, const TensorMap& in) {
         return rope::tolerance(dt, p.qk_mode, p.head_dim, in, "qkv", {"q_norm_w", "k_norm_w"});
       },
@@ -198,7 +196,7 @@ std::vector<Preset<V>> varlen_cases() {
   };
 }
 
-OpDef<V> varlen_op(std::string name, Layout layout, std::string summary, void (*reference)(const V&, TensorMap&)) {
+OpDef<V> varlen_op(std::string name, Layout layout, std::string summary) {
   return {
       .name = std::move(name),
       .family = "paged",
@@ -242,7 +240,6 @@ OpDef<V> varlen_op(std::string name, Layout layout, std::string summary, void (*
         paged::move_rows(p.gen_lens, p.gen_pos, false, p.max_pos, 0, r);
         paged::next_step(p.gen_lens, p.gen_pos, true, 0, r);
       },
-      .reference = reference,
       .tolerance = [](const V& p, DType dt, const TensorMap& in) {
         return rope::tolerance(dt, p.qk_mode, p.head_dim, in, "qkv", {"q_norm_w", "k_norm_w"});
       },
@@ -262,32 +259,28 @@ OpDef<V> varlen_op(std::string name, Layout layout, std::string summary, void (*
 const Op& op_split_qkv_norm_rope_into_paged_cache() {
   static const TypedOp<P> op(split_op(
       "split_qkv_norm_rope_into_paged_cache", Layout::Ferrum,
-      "split_qkv_norm_rope of one sequence, k and v into ferrum pools at slots cache_len.. through block_table",
-      ref::split_qkv_norm_rope_into_paged_cache));
+      "split_qkv_norm_rope of one sequence, k and v into ferrum pools at slots cache_len.. through block_table"));
   return op;
 }
 
 const Op& op_split_qkv_norm_rope_into_paged_cache_vllm() {
   static const TypedOp<P> op(split_op(
       "split_qkv_norm_rope_into_paged_cache_vllm", Layout::Vllm,
-      "split_qkv_norm_rope_into_paged_cache into vLLM's pools (key [nb,nkv,hd/x,bs,x], value [nb,nkv,hd,bs])",
-      ref::split_qkv_norm_rope_into_paged_cache_vllm));
+      "split_qkv_norm_rope_into_paged_cache into vLLM's pools (key [nb,nkv,hd/x,bs,x], value [nb,nkv,hd,bs])"));
   return op;
 }
 
 const Op& op_split_qkv_norm_rope_into_paged_cache_varlen() {
   static const TypedOp<V> op(varlen_op(
       "split_qkv_norm_rope_into_paged_cache_varlen", Layout::Ferrum,
-      "varlen split: row i of sequence s at position pos_offsets[s] + i (RoPE and slot), q_out [m_total,qh,hd]",
-      ref::split_qkv_norm_rope_into_paged_cache_varlen));
+      "varlen split: row i of sequence s at position pos_offsets[s] + i (RoPE and slot), q_out [m_total,qh,hd]"));
   return op;
 }
 
 const Op& op_split_qkv_norm_rope_into_paged_cache_varlen_vllm() {
   static const TypedOp<V> op(varlen_op(
       "split_qkv_norm_rope_into_paged_cache_varlen_vllm", Layout::Vllm,
-      "split_qkv_norm_rope_into_paged_cache_varlen into vLLM's pools",
-      ref::split_qkv_norm_rope_into_paged_cache_varlen_vllm));
+      "split_qkv_norm_rope_into_paged_cache_varlen into vLLM's pools"));
   return op;
 }
 

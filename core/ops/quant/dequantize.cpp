@@ -2,7 +2,6 @@
 // as ggml's dequantize_row_* decodes them.
 #include "core/ops/describe.h"
 #include "core/ops/quant/rows_common.h"
-#include "reference/reference.h"
 
 namespace ts {
 using namespace describe;
@@ -19,7 +18,6 @@ const Op& op_dequantize() {
       .validate_params = quant_rows::check,
       .infer = [](QuantRowsParams& p, const TensorMap& t) { quant_rows::check_block_rows(t, "bytes", p.kind, p.n_cols); },
       .generate = [](const QuantRowsParams& p, TensorMap& t, Rng& r) { quant_rows::valid_blocks(p, t["bytes"], r); },
-      .reference = ref::dequantize,
       // Every product in a decode is of an f16 scale (11 significant bits) with small integers (6-bit
       // sub-scale x 5-bit quant, or 8-bit signed scale x 6-bit quant): at most 24 bits, exact in F32.
       // What is left is one add or subtract, rounded once: any order of the same operations, FMA or

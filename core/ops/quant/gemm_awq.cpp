@@ -2,7 +2,6 @@
 // AutoAWQ's GEMM checkpoint tensors unchanged, nibble order included (core/quant/packing.h).
 #include "core/ops/describe.h"
 #include "core/ops/quant/gemm_common.h"
-#include "reference/reference.h"
 
 namespace ts {
 using namespace describe;
@@ -51,7 +50,6 @@ const Op& op_gemm_awq() {
         random_bytes(t["qzeros"], r);
         quant_gemm::f16_scales(t["scales"], p.bits, r);
       },
-      .reference = ref::gemm_awq,
       .tolerance = [](const AwqParams& p, DType dt, const TensorMap& in) {
         return quant_gemm::tolerance(dt, p.k, magnitude::max_abs(in, "a"), quant_gemm::awq_max_abs(p, in));
       },

@@ -5,7 +5,6 @@
 
 #include "core/ops/describe.h"
 #include "core/ops/quant/gemm_common.h"
-#include "reference/reference.h"
 
 namespace ts {
 using namespace describe;
@@ -82,7 +81,6 @@ const Op& op_gemm_gptq() {
         quant_gemm::f16_scales(t["scales"], p.bits, r);
         if (p.desc_act) act_order(p, t["g_idx"], r);
       },
-      .reference = ref::gemm_gptq,
       .tolerance = [](const GptqParams& p, DType dt, const TensorMap& in) {
         return quant_gemm::tolerance(dt, p.k, magnitude::max_abs(in, "a"), quant_gemm::gptq_max_abs(p, in));
       },

@@ -3,7 +3,6 @@
 #include "core/ops/describe.h"
 #include "core/ops/quant/gemm_common.h"
 #include "core/ops/quant/rows_common.h"
-#include "reference/reference.h"
 
 namespace ts {
 using namespace describe;
@@ -61,7 +60,6 @@ const Op& op_gemm_quant() {
         normal(t["a"], r);
         quant_gemm::gguf_weight(p.kind, p.n_rows, p.n_cols, t["weight"], r);
       },
-      .reference = ref::gemm_quant,
       .tolerance = [](const GemmQuantParams& p, DType dt, const TensorMap& in) {
         return quant_gemm::tolerance(dt, p.n_cols, magnitude::max_abs(in, "a"),
                                      magnitude::max_abs_gguf(magnitude::input(in, "weight"), p.kind, p.n_cols));

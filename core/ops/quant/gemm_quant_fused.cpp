@@ -4,7 +4,6 @@
 #include "core/ops/describe.h"
 #include "core/ops/quant/gemm_common.h"
 #include "core/ops/quant/rows_common.h"
-#include "reference/reference.h"
 
 namespace ts {
 using namespace describe;
@@ -67,7 +66,6 @@ const Op& op_gemm_quant_fused() {
         normal(t["a"], r);
         for (int i = 0; i < p.parts(); ++i) quant_gemm::gguf_weight(p.kind[i], p.n_rows[i], p.n_cols, t[part("weight", i)], r);
       },
-      .reference = ref::gemm_quant_fused,
       .tolerance = [](const GemmQuantFusedParams& p, DType dt, const TensorMap& in) {
         double w_max = 0;
         for (int i = 0; i < p.parts(); ++i)

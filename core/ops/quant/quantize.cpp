@@ -5,7 +5,6 @@
 
 #include "core/ops/describe.h"
 #include "core/ops/quant/rows_common.h"
-#include "reference/reference.h"
 
 namespace ts {
 using namespace describe;
@@ -29,7 +28,6 @@ const Op& op_quantize() {
         }
       },
       .generate = [](const QuantRowsParams& p, TensorMap& t, Rng& r) { quant_rows::source_rows(p, t["x"], r); },
-      .reference = ref::quantize,
       .tolerance = [](const QuantRowsParams&, DType, const TensorMap&) {
         return Tolerance{0, 0, "quantized blocks: bytes, compared bit for bit"};
       },

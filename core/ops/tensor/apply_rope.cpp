@@ -7,7 +7,6 @@
 #include "core/ops/describe.h"
 #include "core/ops/tensor/rope_angle.h"
 #include "core/ops/tensor_params.h"
-#include "reference/reference.h"
 
 namespace ts {
 using namespace describe;
@@ -53,10 +52,6 @@ template <class P> OpDef<P> rope_def(bool partial, std::vector<Preset<P>> cases,
       .generate = [](const P&, TensorMap& t, Rng& r) {
         normal(t["x"], r);
         positions(t["positions"], r);
-      },
-      .reference = [](const P& p, TensorMap& t) {
-        if constexpr (std::is_same_v<P, RopePartialParams>) ref::apply_rope_partial(p, t);
-        else ref::apply_rope_positions(p, t);
       },
       .tolerance = [](const P&, DType dt, const TensorMap& in) { return rope_angle::tolerance(dt, magnitude::max_abs(in, "x")); },
       // Per pair: 4 multiplies and 2 adds, and one angle (counted as 2: its cos and sin).

@@ -2,7 +2,6 @@
 // is d_i or 1; core/ops/tensor/broadcast.h holds the index arithmetic). One description serves both.
 #include "core/ops/describe.h"
 #include "core/ops/tensor_params.h"
-#include "reference/reference.h"
 
 namespace ts {
 using namespace describe;
@@ -36,7 +35,6 @@ OpDef<BroadcastParams> broadcast_def(bool is_mul) {
         (void)checked::mul(checked::mul(p.d0, p.d1, "d0 * d1"), p.d2, "d0 * d1 * d2");
       },
       .generate = [](const P&, TensorMap& t, Rng& r) { normal(t["a"], r); normal(t["b"], r); },
-      .reference = is_mul ? ref::mul : ref::add,
       // One F32 operation on exact inputs, then the output's rounding.
       .tolerance = [](const P&, DType dt, const TensorMap&) { return tol::elementwise(dt, 1); },
       .cost = [](const P& p, DType dt) {

@@ -4,7 +4,6 @@
 // keys j <= seq_kv - seq_q + i (decode is seq_q 1, prefill seq_q = seq_kv, chunked prefill between).
 #include "core/ops/core/attention_common.h"
 #include "core/ops/tensor_params.h"
-#include "reference/reference.h"
 
 namespace ts {
 using namespace describe;
@@ -46,7 +45,6 @@ const Op& op_gqa_attention() {
         normal(t["k"], r);
         normal(t["v"], r);
       },
-      .reference = ref::gqa_attention,
       .tolerance = [](const P& p, DType dt, const TensorMap& in) {
         return attn::softmax_tolerance(dt, p.head_dim, attn::inv_sqrt(double(p.head_dim)), p.seq_kv,
                                        attn::row_magnitudes(in, "q", "k", "v", p.head_dim));

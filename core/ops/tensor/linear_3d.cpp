@@ -2,7 +2,6 @@
 // gemm of batch * seq rows: backends run it on their gemm engine, and its presets are gemm's shapes.
 #include "core/ops/describe.h"
 #include "core/ops/tensor_params.h"
-#include "reference/reference.h"
 
 namespace ts {
 using namespace describe;
@@ -56,10 +55,6 @@ template <class P> OpDef<P> linear_def(bool bias) {
         normal(t["x"], r);
         normal(t["weight"], r);
         if (bias) normal(t["bias"], r);
-      },
-      .reference = [](const P& p, TensorMap& t) {
-        if constexpr (std::is_same_v<P, Linear3dBiasParams>) ref::linear_3d_bias(p, t);
-        else ref::linear_3d(p, t);
       },
       // gemm's bound (terms |x||w| of the case's data, a dot of k of them); the bias joins the F32 sum
       // as one more term.

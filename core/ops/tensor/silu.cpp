@@ -2,7 +2,6 @@
 #include "core/ops/core/inputs.h"
 #include "core/ops/describe.h"
 #include "core/ops/tensor_params.h"
-#include "reference/reference.h"
 
 namespace ts {
 using namespace describe;
@@ -20,7 +19,6 @@ const Op& op_silu() {
       .validate_params = [](const SiluParams& p) { positive(p.len, "len"); },
       // N(0, 4): both tails reach |x| = 16, where 1 + exp(-x) is exp(-x) or 1 and a careless exp shows.
       .generate = [](const SiluParams&, TensorMap& t, Rng& r) { normal(t["x"], r, 4.0); },
-      .reference = ref::silu,
       // exp (3 ulp at OpenCL's bound; vulkan/shaders/math.glsl's exp holds that too), the add, the
       // division: silu_mul_stacked's 20 F32 ops, relative to each output, plus the underflow floor.
       .tolerance = [](const SiluParams&, DType dt, const TensorMap&) { return tol::elementwise(dt, 20); },

@@ -1,3 +1,6 @@
+// The KV pools' quantizer (core/ops/kv/kv_quant.h): what a quantized pool holds is part of the truth
+// (kv_append_paged's reference writes it, and every generated pool is filled through it), so it is
+// compiled with the reference, without FMA contraction or fast-math: the same bits on every machine.
 #include "core/ops/kv/kv_quant.h"
 
 #include <algorithm>
