@@ -5,12 +5,15 @@
 // keys and a non-finite query keep the exact route under the op's tolerance.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "conformance/check.h"
 #include "core/case_file.h"
+#include "core/rng.h"
 #include "core/ops/paged/pool.h"
 #include "core/ops/paged_params.h"
 #include "cpu/attention/int8_scores.h"
@@ -33,6 +36,35 @@ Case kv_case(const std::string& name, DType dt = DType::F32) {
 
 // The output of the case run on cpu, judged under the tolerance the matrix would use.
 Verdict judged(const Case& c) { return check_case(backend("cpu"), c, false); }
+
+// The query quantizer's codes are round-half-to-even of q / d, d = max|q| / 127, within +-127, zero
+// padded: random rows of every length to 130 (the vectorised loop's 8 lanes and its tail), and rows
+// built to land on ties (q = (k + 0.5) d) and on the largest code.
+TEST(CpuKvInt8Scores, QueryCodesRoundHalfToEven) {
+  Rng rng(3);
+  std::vector<float> q(130);
+  std::vector<int8_t> codes(192);
+  auto expect_codes = [&](int64_t n) {
+    const float d = cpu::quantize_query(q.data(), n, codes.data(), 192);
+    float amax = 0;
+    for (int64_t i = 0; i < n; ++i) amax = std::max(amax, std::fabs(q[i]));
+    ASSERT_EQ(d, amax / 127.0f);
+    const float inv = amax > 0 ? 127.0f / amax : 0.0f;
+    for (int64_t i = 0; i < n; ++i)
+      ASSERT_EQ(codes[i], static_cast<int8_t>(std::clamp(std::nearbyint(q[i] * inv), -127.0f, 127.0f)))
+          << "n=" << n << " q[" << i << "]=" << q[i];
+    for (int64_t i = n; i < 192; ++i) ASSERT_EQ(codes[i], 0);
+  };
+  for (int64_t n = 1; n <= 130; ++n) {
+    for (int64_t i = 0; i < n; ++i) q[i] = static_cast<float>(rng.normal());
+    expect_codes(n);
+  }
+  for (int64_t i = 0; i < 130; ++i) q[i] = (static_cast<float>(i % 40) - 20.0f + 0.5f);  // ties of q / d = q
+  q[0] = 127.0f;  // d = 1: every other code is a tie
+  expect_codes(130);
+  std::fill(q.begin(), q.end(), 0.0f);
+  expect_codes(64);
+}
 
 // GQA groups of 4 (two kv heads of 128) with 33 keys, one group of 1 over 256 with 64, and a
 // Llama-3-8B decode of 1024 keys: each passes under the int8 bound, and the route ran (its NMSE is

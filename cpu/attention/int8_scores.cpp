@@ -13,13 +13,29 @@
 
 namespace ts::cpu {
 
+// Written for the compiler to vectorise (it runs on the calling thread before the workers start, once
+// per query row: a scalar nearbyint per element was 4% of a ctx1024 decode): max|q| in 8 partial
+// maxima (q finite, so a plain compare-and-select is the maximum), and round half to even as
+// (x + 1.5 * 2^23) - 1.5 * 2^23, exact for |x| <= 2^22 (here |x| <= 127, x = q / d), which the
+// default rounding mode makes nearbyint's result.
 float quantize_query(const float* q, int64_t n, int8_t* codes, int64_t padded) {
+  float part[8] = {};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int l = 0; l < 8; ++l) {
+      const float a = std::fabs(q[i + l]);
+      part[l] = a > part[l] ? a : part[l];
+    }
   float amax = 0;
-  for (int64_t i = 0; i < n; ++i) amax = std::max(amax, std::fabs(q[i]));
+  for (float a : part) amax = std::max(amax, a);
+  for (; i < n; ++i) amax = std::max(amax, std::fabs(q[i]));
   const float d = amax / 127.0f;
   const float inv = amax > 0 ? 127.0f / amax : 0.0f;
-  for (int64_t i = 0; i < n; ++i)
-    codes[i] = static_cast<int8_t>(std::clamp(std::nearbyint(q[i] * inv), -127.0f, 127.0f));
+  constexpr float kRound = 12582912.0f;  // 1.5 * 2^23
+  for (i = 0; i < n; ++i) {
+    const float r = (q[i] * inv + kRound) - kRound;
+    codes[i] = static_cast<int8_t>(r < -127.0f ? -127.0f : (r > 127.0f ? 127.0f : r));
+  }
   std::fill(codes + n, codes + padded, int8_t{0});
   return d;
 }

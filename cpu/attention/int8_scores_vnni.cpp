@@ -69,13 +69,15 @@ TS_VNNI inline void Ask(const Int8KeyPrefetch& pf, int64_t j) {
   if (pf.values) prefetch_l2(pf.v[i], pf.vbytes);
 }
 
-}  // namespace
-
-// Four keys a step for the group's four rows: 16 accumulators, the 4 biased key vectors and a query
-// vector (21 of the 32 registers), each key vector loaded once for the four rows.
-TS_VNNI void score_int8_keys(const Int8QueryGroup& q, const int8_t* const* krow, const float* ks, int64_t n,
-                             int64_t dk, float* s, int64_t ld, const Int8KeyPrefetch& prefetch) {
-  const int64_t steps = (dk + kInt8ScoreStep - 1) / kInt8ScoreStep;
+// Four keys a step for the group's four rows: 16 accumulators and the 4 biased key vectors of a
+// column step, each key vector loaded once for the four rows. kSteps > 0: head_dim within kSteps
+// column steps, the four rows' query vectors loaded once for all keys and held in registers (8 of the
+// 32 at head_dim 128, 29 in all), so a key step is its key loads, its VNNI products and its sums;
+// kSteps = 0: any head_dim, the query vectors reloaded at each key step.
+template <int kSteps>
+TS_VNNI void ScoreKeys(const Int8QueryGroup& q, const int8_t* const* krow, const float* ks, int64_t n, int64_t dk,
+                       float* s, int64_t ld, const Int8KeyPrefetch& prefetch) {
+  const int64_t steps = kSteps > 0 ? kSteps : (dk + kInt8ScoreStep - 1) / kInt8ScoreStep;
   const __mmask64 tail = dk % kInt8ScoreStep ? (__mmask64{1} << (dk % kInt8ScoreStep)) - 1 : ~__mmask64{0};
   const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
   // Lanes of block r: row r's bias and factor.
@@ -85,6 +87,11 @@ TS_VNNI void score_int8_keys(const Int8QueryGroup& q, const int8_t* const* krow,
   const __m512 factor = _mm512_setr_ps(q.factor[0], q.factor[0], q.factor[0], q.factor[0], q.factor[1], q.factor[1],
                                        q.factor[1], q.factor[1], q.factor[2], q.factor[2], q.factor[2], q.factor[2],
                                        q.factor[3], q.factor[3], q.factor[3], q.factor[3]);
+  constexpr int kHeld = kSteps > 0 ? kSteps : 1;
+  __m512i qv[4][kHeld];
+  if constexpr (kSteps > 0)
+    for (int r = 0; r < 4; ++r)
+      for (int c = 0; c < kSteps; ++c) qv[r][c] = _mm512_loadu_si512(q.codes[r] + c * kInt8ScoreStep);
   for (int64_t j = 0; j < n; j += 4) {
     const int64_t m = std::min<int64_t>(4, n - j);  // keys this step (a short last step repeats one)
     for (int64_t i = 0; i < 4; ++i) Ask(prefetch, j + i);
@@ -99,8 +106,10 @@ TS_VNNI void score_int8_keys(const Int8QueryGroup& q, const int8_t* const* krow,
       __m512i x[4];
       for (int i = 0; i < 4; ++i) x[i] = _mm512_xor_si512(_mm512_maskz_loadu_epi8(mask, k[i] + at), flip);
       for (int r = 0; r < 4; ++r) {
-        const __m512i qv = _mm512_loadu_si512(q.codes[r] + at);
-        for (int i = 0; i < 4; ++i) acc[4 * r + i] = _mm512_dpbusd_epi32(acc[4 * r + i], x[i], qv);
+        __m512i qr;
+        if constexpr (kSteps > 0) qr = qv[r][c];
+        else qr = _mm512_loadu_si512(q.codes[r] + at);
+        for (int i = 0; i < 4; ++i) acc[4 * r + i] = _mm512_dpbusd_epi32(acc[4 * r + i], x[i], qr);
       }
     }
     const __mmask8 keys = static_cast<__mmask8>((1u << m) - 1);
@@ -111,6 +120,16 @@ TS_VNNI void score_int8_keys(const Int8QueryGroup& q, const int8_t* const* krow,
     if (q.rows > 2) _mm_mask_storeu_ps(s + 2 * ld + j, keys, _mm512_extractf32x4_ps(f, 2));
     if (q.rows > 3) _mm_mask_storeu_ps(s + 3 * ld + j, keys, _mm512_extractf32x4_ps(f, 3));
   }
+}
+
+}  // namespace
+
+// Llama-style head sizes (64, 128) hold their queries in registers; the rest reload them.
+TS_VNNI void score_int8_keys(const Int8QueryGroup& q, const int8_t* const* krow, const float* ks, int64_t n,
+                             int64_t dk, float* s, int64_t ld, const Int8KeyPrefetch& prefetch) {
+  if (dk <= kInt8ScoreStep) return ScoreKeys<1>(q, krow, ks, n, dk, s, ld, prefetch);
+  if (dk <= 2 * kInt8ScoreStep) return ScoreKeys<2>(q, krow, ks, n, dk, s, ld, prefetch);
+  ScoreKeys<0>(q, krow, ks, n, dk, s, ld, prefetch);
 }
 
 #else
