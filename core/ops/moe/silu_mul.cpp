@@ -10,8 +10,9 @@ using namespace describe;
 namespace {
 
 // The op over parameter struct P, whose row count is the field `rows` names (`rows_name` in errors).
-template <class P> OpDef<P> silu_mul_def(std::string name, int64_t P::*rows, const char* rows_name, std::vector<Preset<P>> cases,
-                                         std::vector<Preset<P>> benches) {
+template <class P>
+OpDef<P> silu_mul_def(std::string name, int64_t P::*rows, const char* rows_name, std::vector<Preset<P>> cases,
+                      std::vector<Preset<P>> benches) {
   return {
       .name = std::move(name),
       .family = "moe",
