@@ -8,12 +8,12 @@
 #     bundle's, alternating which goes first (ci/bench-ab.py), so that a change is judged on the same
 #     device in the same run. A gzipped binary is taken as it is;
 #  3. the device backends' slice of the conformance matrix, the Vulkan validation layer on (run.sh
-#     --no-bench); with --ops, also the full tier of those ops on each device backend (the kernels a
-#     change touched).
+#     --no-bench; --tier none skips it); with --ops, also the full tier of those ops on each device
+#     backend (the kernels a change touched).
 # Every result lands in --results (text and JSON); a step that runs past its time limit is cut and
 # said so, and the next one still runs.
 #
-#   bash ci/gpu-run.sh --bundle NEW.tar.gz --results DIR [--base-bench OLD-touchstone-bench[.gz]] [--tier smoke|ci|full]
+#   bash ci/gpu-run.sh --bundle NEW.tar.gz --results DIR [--base-bench OLD-touchstone-bench[.gz]] [--tier none|smoke|ci|full]
 #        [--ops OP1,OP2] [--dtypes F32,F16] [--bench-filter REGEX] [--ab-filter REGEX] [--rounds N] [--limit-s SECONDS]
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -84,8 +84,8 @@ if [ -n "$base" ]; then
       --filter "$4" --rounds "$5" --min-time 0.1 -- --dtypes="$7" >"$6/ab.txt" 2>"$6/ab.log"; rc=$?; cat "$6/ab.txt"; exit $rc' \
     _ "$new" "$here" "$old" "$ab_filter" "$rounds" "$results" "$dtypes"
 fi
-step conformance bash "$new/run.sh" --tier "$tier" --no-bench --require opencl,vulkan --backends opencl,vulkan \
-  --results "$results/conformance"
+[ "$tier" = none ] || step conformance bash "$new/run.sh" --tier "$tier" --no-bench --require opencl,vulkan \
+  --backends opencl,vulkan --results "$results/conformance"
 for op in ${ops//,/ }; do
   for b in vulkan opencl; do
     step "full tier of $op on $b" bash -c 'source "$1/env.sh" && touchstone-conformance --backend="$2" --op="$3" --tier=full \

@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "core/collective.h"
+#include "core/quant/int8_route.h"
 #include "core/tensor_parallel.h"
 #include "core/unsupported.h"
 #include "vulkan/collective.h"
@@ -101,10 +102,14 @@ class VulkanImpl final : public Backend {
     if (!ctx_) return {false, reason_};
     const DeviceInfo& d = ctx_->info();
     const GemvShape g = gemv_shape(target(DType::F32));
-    return {true, fmt::format("{} (subgroup size {}, {} reductions{}{}{}; decode GEMV {} invocations x {} rows a group)",
+    return {true, fmt::format("{} (subgroup size {}, {} reductions{}{}{}{}; decode GEMV {} invocations x {} rows a "
+                              "group, {} activations)",
                               d.name, d.subgroup_size, use_subgroups() ? "subgroup" : "shared-memory",
                               d.storage16 ? ", 16-bit storage" : "", d.float16 ? ", F16 arithmetic" : "",
-                              ctx_->validation() ? ", validation on" : "", g.wg, g.rows)};
+                              d.int_dot ? (d.int_dot_fast ? ", int8 dot products (accelerated)" : ", int8 dot products")
+                                        : "",
+                              ctx_->validation() ? ", validation on" : "", g.wg, g.rows,
+                              gemv_int8(target(DType::F32), 1, kMinInt8Outputs) ? "int8" : "F32")};
   }
 
   Support supports(const Problem& pr) override {
@@ -124,6 +129,14 @@ class VulkanImpl final : public Backend {
         return Support::no(fmt::format("tensor '{}' is {}, which needs storageBuffer16BitAccess; {} lacks it", d.name,
                                        dtype_name(d.dtype), ctx_->info().name));
     return it->second.supports ? it->second.supports(pr) : Support::yes();
+  }
+
+  std::optional<Tolerance> tolerance(const Problem& pr, const std::string&, const TensorMap& inputs) override {
+    auto it = planners_.find(pr.op->name());
+    if (it == planners_.end() || !it->second.tolerance) return std::nullopt;
+    init();
+    if (!ctx_) return std::nullopt;
+    return it->second.tolerance(pr, target(pr.dtype), inputs);
   }
 
   std::unique_ptr<Launch> prepare(const Problem& pr, TensorMap& io) override {
@@ -158,6 +171,7 @@ class VulkanImpl final : public Backend {
     t.subgroup_size = std::max<uint32_t>(1, ctx_->info().subgroup_size);
     t.group_cap = cpu ? kCpuGroupCap : t.max_groups[0];
     t.fill_groups = cpu ? kCpuFillGroups : kGpuFillGroups;
+    t.int_dot = ctx_->info().int_dot;
     return t;
   }
 

@@ -61,6 +61,7 @@ struct Target {
   uint64_t max_shared = 16384;      // maxComputeSharedMemorySize
   uint32_t subgroup_size = 1;       // the device's (VkPhysicalDeviceSubgroupProperties)
   bool cpu = false;                 // a CPU driver (lavapipe): few fat work groups
+  bool int_dot = false;             // packed 4 x int8 dot products (VK_KHR_shader_integer_dot_product)
 
   // Rows [begin, begin + count) windows of a [rows, row_bytes] tensor, each within max_range and
   // starting at an aligned offset; one window when the tensor fits. Error when no row split works.
@@ -78,6 +79,11 @@ struct GemvShape {
   uint32_t groups = 0;  // a cap on the groups (each then strides over row blocks); 0: one per block
 };
 GemvShape gemv_shape(const Target& tg);
+// Whether a GGUF product of m activation rows and `outputs` values per row takes the int8 decode GEMV
+// (shaders/quantize_q8.comp, then gemv_quant_m1.comp as gemv_quant_q8): a decode (m = 1) with enough
+// outputs for the int8 route's NMSE bound (core/quant/int8_route.h), on a device with packed integer
+// dot products. TOUCHSTONE_VULKAN_GEMV_ROUTE=f32 keeps the F32 GEMV (an A/B within one binary).
+bool gemv_int8(const Target& tg, int64_t m, int64_t outputs);
 
 // Push-constant words built field by field, in the order of the shader's block.
 class Push {
@@ -121,21 +127,26 @@ class Decls {
 };
 
 using Planner = std::function<std::vector<Dispatch>(const Params&, const Decls&, const Target&)>;
+// A planner's own tolerance for the plans it makes on this target (Backend::tolerance), for a kernel
+// that trades exactness for speed by design; nullopt: the op's.
+using PlanTolerance = std::function<std::optional<Tolerance>(const Problem&, const Target&, const TensorMap& inputs)>;
 // Per op: its planner, and optionally which of its problems it takes (empty: every one the
-// backend's dtype gate lets through). Registered against the op's identity (core/ops/op_refs.h).
+// backend's dtype gate lets through) and its own tolerance. Registered against the op's identity
+// (core/ops/op_refs.h).
 struct PlannerEntry {
   Planner plan;
   std::function<Support(const Problem&)> supports;
+  PlanTolerance tolerance;
 };
 using PlannerTable = std::map<std::string, PlannerEntry, std::less<>>;
 
 template <class P>
 void add_planner(PlannerTable& t, OpRef<P> op,
                  std::type_identity_t<std::function<std::vector<Dispatch>(const P&, const Decls&, const Target&)>> f,
-                 std::function<Support(const Problem&)> supports = {}) {
+                 std::function<Support(const Problem&)> supports = {}, PlanTolerance tolerance = {}) {
   t[std::string(op.name)] = {
       [f = std::move(f)](const Params& p, const Decls& io, const Target& tg) { return f(p.as<P>(), io, tg); },
-      std::move(supports)};
+      std::move(supports), std::move(tolerance)};
 }
 
 // Each shader family registers the ops it implements.

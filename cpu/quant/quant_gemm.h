@@ -8,6 +8,7 @@
 #include "core/kinds.h"
 #include "core/metrics.h"
 #include "core/tensor.h"
+#include "core/quant/int8_route.h"
 #include "cpu/quant/quant_act.h"
 #include "cpu/runtime/scratch.h"
 
@@ -54,19 +55,6 @@ bool int8_gemv(int64_t m, int64_t outputs);
 // int8_tolerance (the kernels and their tolerances agree through it).
 bool int8_gguf(int64_t m, int64_t outputs);
 
-// How far the int8 route's activations stand from their blocks' peaks, read from the case: over the
-// activation rows starting at `starts` (k values each, of `a`), the largest of each row's
-// sum_b B amax_b^2 / sum a^2, for blocks of B = `block` values (0: the whole row as one block, a bound
-// for any grouping of its values). Rows of zeros add nothing. Nullopt when a value is not finite: the
-// kernels then take the exact route and the op's tolerance holds.
-std::optional<double> activation_peak_ratio(const Tensor& a, const std::vector<int64_t>& starts, int64_t k,
-                                            int64_t block);
-// The starts of a dense [m, k] activation tensor's rows.
-std::vector<int64_t> dense_rows(int64_t m, int64_t k);
-// The int8 path's own tolerance (an NMSE bound, derived in cpu/quant/quant_gemm.cpp) for activations whose
-// peak ratio (activation_peak_ratio) is `ratio`; `blocks` names their quantization blocks for the
-// derivation ("32", "256", "32 sorted rows").
-Tolerance int8_tolerance(double ratio, const char* blocks, DType out);
 
 // out[i * ldo + r] = a[i] . dequant(row r of w), for the n_rows GGUF rows of `kind` in w: on a's int8
 // rows when `int8` and they exist (every activation finite), else exactly (the F32 GEMV for m <= 4,

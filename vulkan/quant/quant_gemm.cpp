@@ -5,10 +5,14 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
+#include <string_view>
 
 #include "core/ops/quant_params.h"
 #include "core/quant/formats.h"
+#include "core/quant/int8_route.h"
 #include "vulkan/plan.h"
+#include "vulkan/shaders/act_q8.glsl"
 #include "vulkan/shaders/quant_gemm_push.glsl"
 #include "vulkan/shaders/quant_gemv_push.glsl"
 
@@ -34,6 +38,20 @@ uint32_t kind_spec(QuantKind k) { return static_cast<uint32_t>(k); }
 // covers the last partial word (inside the tensor's trailing guard zone, never past the buffer).
 uint64_t word_range(uint64_t bytes) { return (bytes + 3) / 4 * 4; }
 
+constexpr uint32_t kQuantizeWg = 256;  // quantize_q8.comp: WG
+// The int8 route's activations (act_q8.glsl), written once per call and read by every part's GEMV.
+const char* const kActQ8 = "gemv.act_q8";
+
+// a [1, k] to int8 codes, scales and sums in kActQ8 (quantize_q8.comp).
+Dispatch plan_quantize(const Target& tg, int64_t k) {
+  Dispatch d;
+  d.shader = tg.variant(Kernel::quantize_q8);
+  d.bindings = {"a", Binding::scratch_buffer(kActQ8, 4 * static_cast<uint64_t>(TS_Q8_WORDS(k)))};
+  d.push = Push().u(k).words();
+  d.groups = {groups_for(k / 4, kQuantizeWg, std::min(tg.group_cap, tg.max_groups[0])), 1, 1};
+  return d;
+}
+
 // Windows of GGUF rows that stay within maxStorageBufferRange once rounded up to whole words.
 std::vector<std::pair<int64_t, int64_t>> gguf_windows(const Target& tg, int64_t rows, uint64_t row_bytes) {
   Target t = tg;
@@ -51,10 +69,13 @@ void plan_gguf(std::vector<Dispatch>& out, const Target& tg, const std::string& 
     d.bindings = {"a", Binding(weight, n0 * row_bytes, word_range(nn * row_bytes)), "out"};
     d.push = push_words(QuantGemvPushIn{.m = m, .n = nn, .k = n_cols, .ldo = ldo, .n_off = col0 + n0});
     if (m == 1) {
-      // Decode: 16-byte chunks, NR rows a group (gemv_quant_m1.comp); binding 3 is the activations as vec4s.
+      // Decode: 16-byte chunks, NR rows a group (gemv_quant_m1.comp); binding 3 is the activations as
+      // vec4s, binding 4 (the int8 route) their codes, which the caller's plan_quantize wrote.
       const GemvShape g = gemv_shape(tg);
-      d.shader = tg.variant(Kernel::gemv_quant_m1);
+      const bool int8 = gemv_int8(tg, m, n_rows);
+      d.shader = tg.variant(int8 ? Kernel::gemv_quant_q8 : Kernel::gemv_quant_m1);
       d.bindings.push_back("a");
+      if (int8) d.bindings.push_back(Binding::scratch_buffer(kActQ8, 4 * static_cast<uint64_t>(TS_Q8_WORDS(n_cols))));
       d.spec = {g.wg, kind_spec(kind), g.rows};
       const uint32_t cap = g.groups ? std::min(g.groups, tg.group_cap) : tg.group_cap;
       d.groups = {groups_for(nn, g.rows, std::min(cap, tg.max_groups[0])), 1, 1};
@@ -70,6 +91,22 @@ void plan_gguf(std::vector<Dispatch>& out, const Target& tg, const std::string& 
     }
     out.push_back(std::move(d));
   }
+}
+
+bool any_int8_part(const Target& tg, const GemmQuantFusedParams& p) {
+  for (int i = 0; i < p.parts(); ++i)
+    if (gemv_int8(tg, p.m, p.n_rows[i])) return true;
+  return false;
+}
+
+// The int8 route's NMSE bound for a call that takes it: every kind's activations in blocks of 32
+// (act_q8.glsl), read from the case's own row. None where it takes the F32 route, or where an
+// activation is not finite (those blocks are computed exactly, and the op's tolerance holds).
+std::optional<Tolerance> int8_route_tolerance(const Problem& pr, const TensorMap& in, int64_t m, int64_t k, bool int8) {
+  if (!int8) return std::nullopt;
+  const auto ratio = activation_peak_ratio(in.at("a"), dense_rows(m, k), k, 32);
+  if (!ratio) return std::nullopt;
+  return int8_tolerance(*ratio, "32", pr.dtype);
 }
 
 // GPTQ and AWQ share gptq.comp; binding 5 (g_idx) is bound to qzeros when there is no act-order.
@@ -107,21 +144,39 @@ void add_quant_planners(PlannerTable& t) {
     }
     return out;
   });
-  add_planner(t, ops::gemm_quant, [](const GemmQuantParams& p, const Decls&, const Target& tg) {
-    std::vector<Dispatch> out;
-    plan_gguf(out, tg, "weight", p.kind, p.m, p.n_rows, p.n_cols, p.n_rows, 0);
-    return out;
-  });
-  add_planner(t, ops::gemm_quant_fused, [](const GemmQuantFusedParams& p, const Decls&, const Target& tg) {
-    // One dispatch per part (each its own kind) into its own column range of the shared output.
-    std::vector<Dispatch> out;
-    int64_t col = 0;
-    for (int i = 0; i < p.parts(); ++i) {
-      plan_gguf(out, tg, "weight." + std::to_string(i), p.kind[i], p.m, p.n_rows[i], p.n_cols, p.total_rows(), col);
-      col += p.n_rows[i];
-    }
-    return out;
-  });
+  add_planner(
+      t, ops::gemm_quant,
+      [](const GemmQuantParams& p, const Decls&, const Target& tg) {
+        std::vector<Dispatch> out;
+        if (gemv_int8(tg, p.m, p.n_rows)) out.push_back(plan_quantize(tg, p.n_cols));
+        plan_gguf(out, tg, "weight", p.kind, p.m, p.n_rows, p.n_cols, p.n_rows, 0);
+        return out;
+      },
+      {},
+      [](const Problem& pr, const Target& tg, const TensorMap& in) {
+        const auto& p = pr.params.as<GemmQuantParams>();
+        return int8_route_tolerance(pr, in, p.m, p.n_cols, gemv_int8(tg, p.m, p.n_rows));
+      });
+  add_planner(
+      t, ops::gemm_quant_fused,
+      [](const GemmQuantFusedParams& p, const Decls&, const Target& tg) {
+        // One dispatch per part (each its own kind) into its own column range of the shared output,
+        // after one quantization of the activations where any part takes the int8 route.
+        std::vector<Dispatch> out;
+        if (any_int8_part(tg, p)) out.push_back(plan_quantize(tg, p.n_cols));
+        int64_t col = 0;
+        for (int i = 0; i < p.parts(); ++i) {
+          plan_gguf(out, tg, "weight." + std::to_string(i), p.kind[i], p.m, p.n_rows[i], p.n_cols, p.total_rows(),
+                    col);
+          col += p.n_rows[i];
+        }
+        return out;
+      },
+      {},
+      [](const Problem& pr, const Target& tg, const TensorMap& in) {
+        const auto& p = pr.params.as<GemmQuantFusedParams>();
+        return int8_route_tolerance(pr, in, p.m, p.n_cols, any_int8_part(tg, p));
+      });
   add_planner(t, ops::gemm_gptq, [](const GptqParams& p, const Decls&, const Target& tg) {
     return std::vector{plan_packed(tg, false, p.bits, p.desc_act, p.m, p.n, p.k, p.group_size)};
   });
@@ -136,6 +191,16 @@ void add_quant_planners(PlannerTable& t) {
 // rows' 16-byte chunks in flight (64 bytes, as the read roof's lanes); the chunk's activations, loaded
 // once, serve the four rows. A CPU driver runs a group on one core one invocation after another: 64 invocations and
 // the same 4 rows keep its loops long and its groups few.
+bool gemv_int8(const Target& tg, int64_t m, int64_t outputs) {
+  static const bool f32_only = [] {
+    const char* env = std::getenv("TOUCHSTONE_VULKAN_GEMV_ROUTE");
+    if (!env || !*env || std::string_view(env) == "int8") return false;
+    check(std::string_view(env) == "f32", "TOUCHSTONE_VULKAN_GEMV_ROUTE={}: want int8 (the default) or f32", env);
+    return true;
+  }();
+  return tg.int_dot && !f32_only && m == 1 && outputs >= kMinInt8Outputs;
+}
+
 GemvShape gemv_shape(const Target& tg) {
   GemvShape g;
   g.rows = 4;

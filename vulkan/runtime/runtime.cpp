@@ -192,23 +192,38 @@ Context::Context() {
                                 (sg.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT);
 
     // F16 arithmetic is an extension on a 1.1 device (core in 1.2): queried and enabled only where
-    // the device lists it (the F16 FMA roof needs it; no op kernel computes in F16).
+    // the device lists it (the F16 FMA roof needs it; no op kernel computes in F16). So are packed
+    // integer dot products (core in 1.3), which the int8 decode GEMV takes where they exist.
     uint32_t next = 0;
     TS_VK(vkEnumerateDeviceExtensionProperties(phys_, nullptr, &next, nullptr));
     std::vector<VkExtensionProperties> dev_exts(next);
     TS_VK(vkEnumerateDeviceExtensionProperties(phys_, nullptr, &next, dev_exts.data()));
-    bool has_f16_ext = false;
-    for (const auto& e : dev_exts)
+    bool has_f16_ext = false, has_dot_ext = false;
+    for (const auto& e : dev_exts) {
       has_f16_ext |= std::strcmp(e.extensionName, VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME) == 0;
+      has_dot_ext |= std::strcmp(e.extensionName, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME) == 0;
+    }
     VkPhysicalDeviceShaderFloat16Int8FeaturesKHR f16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES_KHR};
+    VkPhysicalDeviceShaderIntegerDotProductFeaturesKHR dot{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES_KHR};
     VkPhysicalDevice16BitStorageFeatures s16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
     VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
     f2.pNext = &s16;
     if (has_f16_ext) s16.pNext = &f16;
+    if (has_dot_ext) dot.pNext = s16.pNext, s16.pNext = &dot;
     vkGetPhysicalDeviceFeatures2(phys_, &f2);
     info_.storage16 = s16.storageBuffer16BitAccess;
     info_.int16 = f2.features.shaderInt16;
     info_.float16 = has_f16_ext && f16.shaderFloat16;
+    info_.int_dot = has_dot_ext && dot.shaderIntegerDotProduct;
+    if (info_.int_dot) {
+      VkPhysicalDeviceShaderIntegerDotProductPropertiesKHR dp{
+          VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_PROPERTIES_KHR};
+      VkPhysicalDeviceProperties2 pp{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+      pp.pNext = &dp;
+      vkGetPhysicalDeviceProperties2(phys_, &pp);
+      info_.int_dot_fast = dp.integerDotProduct4x8BitPackedMixedSignednessAccelerated;
+    }
 
     uint32_t nf = 0;
     vkGetPhysicalDeviceQueueFamilyProperties(phys_, &nf, nullptr);
@@ -225,10 +240,16 @@ Context::Context() {
     VkPhysicalDeviceShaderFloat16Int8FeaturesKHR en_f16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES_KHR};
     en_f16.shaderFloat16 = VK_TRUE;
     if (info_.float16) en16.pNext = &en_f16;
+    VkPhysicalDeviceShaderIntegerDotProductFeaturesKHR en_dot{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES_KHR};
+    en_dot.shaderIntegerDotProduct = VK_TRUE;
+    if (info_.int_dot) en_dot.pNext = en16.pNext, en16.pNext = &en_dot;
     VkPhysicalDeviceFeatures2 en{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
     en.pNext = &en16;
     en.features.shaderInt16 = f2.features.shaderInt16;
-    const char* f16_ext = VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME;
+    std::vector<const char*> dev_enable;
+    if (info_.float16) dev_enable.push_back(VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME);
+    if (info_.int_dot) dev_enable.push_back(VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
     const float prio = 1.0f;
     VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
     qci.queueFamilyIndex = family_;
@@ -238,8 +259,8 @@ Context::Context() {
     dci.pNext = &en;
     dci.queueCreateInfoCount = 1;
     dci.pQueueCreateInfos = &qci;
-    dci.enabledExtensionCount = info_.float16 ? 1 : 0;
-    dci.ppEnabledExtensionNames = info_.float16 ? &f16_ext : nullptr;
+    dci.enabledExtensionCount = static_cast<uint32_t>(dev_enable.size());
+    dci.ppEnabledExtensionNames = dev_enable.empty() ? nullptr : dev_enable.data();
     TS_VK(vkCreateDevice(phys_, &dci, nullptr, &device_));
     vkGetDeviceQueue(device_, family_, 0, &queue_);
 

@@ -26,6 +26,11 @@ struct DeviceInfo {
   bool storage16 = false;            // storageBuffer16BitAccess: F16 / BF16 tensors
   bool int16 = false;                // shaderInt16
   bool float16 = false;              // shaderFloat16 (VK_KHR_shader_float16_int8): F16 arithmetic
+  // shaderIntegerDotProduct (VK_KHR_shader_integer_dot_product): packed 4 x int8 dot products (the
+  // int8 decode GEMV); `int_dot_fast` where the driver says the signed-by-unsigned packed form is
+  // accelerated (a dp4a instruction rather than four multiplies).
+  bool int_dot = false;
+  bool int_dot_fast = false;
   bool timestamps = false;
   uint32_t timestamp_bits = 0;
   double timestamp_period_ns = 1;

@@ -16,6 +16,15 @@
 // arithmetic and one partial per subgroup through shared memory, or, without subgroup arithmetic,
 // every invocation's partials through shared memory (the same order on every run). WG and NR are
 // specialization constants the planner picks from the device (vulkan/quant/quant_gemm.cpp: gemv_shape).
+//
+// KERNEL_GEMV_QUANT_Q8, the int8 route: the activations were quantized once per call (quantize_q8.comp,
+// act_q8.glsl: int8 codes, a scale per 32 values, a sum per 16 codes), and each word of weights meets
+// its four codes in one packed dot product (OpSUDot: signed codes by unsigned weight bytes, a dp4a on
+// GPUs that have one) summed exactly in int32; a run's bias or min is its integer code sum times the
+// weight's offset, so a chunk costs two float operations a run where the F32 route spends five a value
+// (unpack, the exponent trick, the FMA). A GPU's decode GEMV is then bound by its weight bytes again,
+// not by its integer issue rate. The outputs are judged by the int8 route's NMSE bound
+// (core/quant/int8_route.h). A block with a non-finite activation takes the F32 route (scale -1).
 #include "dtype.glsl"
 
 #define MAX_NR 8u
@@ -42,6 +51,16 @@ BUF_OUT(2, o)
 layout(std430, binding = 3) readonly buffer Buf3 { vec4 a4[]; };
 #endif
 layout(push_constant) uniform Push { uint m, n, k, ldo, n_off; } p;
+#ifdef KERNEL_GEMV_QUANT_Q8
+#extension GL_EXT_spirv_intrinsics : require
+#include "act_q8.glsl"
+layout(std430, binding = 4) readonly buffer Buf4 { uint q8[]; };
+layout(std430, binding = 4) readonly buffer Buf4v { uvec4 q8v[]; };  // the codes, 16 at a time
+// OpSUDot (SPV_KHR_integer_dot_product) on packed 4 x 8-bit vectors: the sum of a's signed bytes times
+// b's unsigned bytes. glslang's spirv_instruction names it, ahead of a GLSL built-in for it.
+spirv_instruction(extensions = ["SPV_KHR_integer_dot_product"], capabilities = [6019, 6018], id = 4452)
+int sudot4(uint a, uint b, spirv_literal int packed_4x8);
+#endif
 
 #define QUANT_BUF w
 #include "quant.glsl"
@@ -105,16 +124,57 @@ void chunk_values(uint c, out uint x0, out uint x1) {
   }
 }
 
-// sum_j dot(bytes4(q[j]) - bias, v[j]) over a chunk's four words.
-float dot16(uvec4 q, float bias, vec4 v[4]) {
-  return dot(bytes4(q.x, bias), v[0]) + dot(bytes4(q.y, bias), v[1]) + dot(bytes4(q.z, bias), v[2]) +
-         dot(bytes4(q.w, bias), v[3]);
+// A run of 16 consecutive activations as a chunk's dot takes them: their F32 values (v), or on the
+// int8 route their codes (q, 16 bytes), their block's scale d and the codes' sum s.
+struct Run {
+  vec4 v[4];
+  uvec4 q;
+  float d;
+  int s;
+  bool exact;  // v holds the values: the F32 kernel, or a block with a non-finite activation
+};
+
+// The run from activation index x (a multiple of 16).
+Run load_run(uint x) {
+  Run r;
+#ifdef KERNEL_GEMV_QUANT_Q8
+  r.d = uintBitsToFloat(q8[TS_Q8_SCALES_AT(p.k) + x / 32u]);
+  r.exact = r.d < 0.0;
+  if (!r.exact) {
+    r.q = q8v[x / 16u];
+    r.s = int(q8[TS_Q8_SUMS_AT(p.k) + x / 16u]);
+    return r;
+  }
+#else
+  r.exact = true;
+#endif
+  for (uint j = 0u; j < 4u; ++j) r.v[j] = x4(x + 4u * j);
+  return r;
 }
 
-float sum16(vec4 v[4]) { return dot(v[0] + v[1] + v[2] + v[3], vec4(1.0)); }
+// sum_j (bytes of w[j] - bias) . the run's values j, over a chunk's four words (bias a whole number).
+float dot16(uvec4 w, float bias, Run r) {
+#ifdef KERNEL_GEMV_QUANT_Q8
+  if (!r.exact) {
+    // sum q (w - bias) = sum q w - bias sum q, every term an integer: exact in int32.
+    const int acc = sudot4(r.q.x, w.x, 0) + sudot4(r.q.y, w.y, 0) + sudot4(r.q.z, w.z, 0) + sudot4(r.q.w, w.w, 0);
+    return r.d * float(acc - int(bias) * r.s);
+  }
+#endif
+  return dot(bytes4(w.x, bias), r.v[0]) + dot(bytes4(w.y, bias), r.v[1]) + dot(bytes4(w.z, bias), r.v[2]) +
+         dot(bytes4(w.w, bias), r.v[3]);
+}
+
+// The sum of the run's 16 activations.
+float sum16(Run r) {
+#ifdef KERNEL_GEMV_QUANT_Q8
+  if (!r.exact) return r.d * float(r.s);
+#endif
+  return dot(r.v[0] + r.v[1] + r.v[2] + r.v[3], vec4(1.0));
+}
 
 // Chunk c of the row starting at byte `row` against its activations v0 (x0 ..) and v1 (x1 ..).
-float chunk_dot(uint row, uint c, vec4 v0[4], vec4 v1[4]) {
+float chunk_dot(uint row, uint c, Run v0, Run v1) {
   if (KIND == QK_Q4_0 || KIND == QK_Q4_1) {
     const bool one = KIND == QK_Q4_1;
     const uint base = row + c * (one ? 20u : 18u);
@@ -182,11 +242,9 @@ void main() {
     for (uint c = t; c < chunks; c += WG) {
       uint x0, x1;
       chunk_values(c, x0, x1);
-      vec4 v0[4], v1[4];
-      for (uint j = 0u; j < 4u; ++j) {
-        v0[j] = x4(x0 + 4u * j);
-        v1[j] = KIND == QK_Q8_0 ? vec4(0.0) : x4(x1 + 4u * j);
-      }
+      const Run v0 = load_run(x0);
+      Run v1 = v0;  // Q8_0's chunk is one run
+      if (KIND != QK_Q8_0) v1 = load_run(x1);
       // The NR rows' loads are independent of one another and unconditional: all in flight together.
       for (uint r = 0u; r < NR; ++r) acc[r] += chunk_dot(row[r], c, v0, v1);
     }
