@@ -102,13 +102,15 @@ class VulkanImpl final : public Backend {
     if (!ctx_) return {false, reason_};
     const DeviceInfo& d = ctx_->info();
     const GemvShape g = gemv_shape(target(DType::F32));
-    return {true, fmt::format("{} (subgroup size {}, {} reductions{}{}{}{}; decode GEMV {} invocations x {} rows a "
-                              "group, {} activations)",
+    const std::string shape = g.mode == 1 ? fmt::format("{} invocations, {} rows a subgroup, {} chunks a lane's batch",
+                                                        g.wg, g.rows, g.unroll)
+                                          : fmt::format("{} invocations x {} rows a group", g.wg, g.rows);
+    return {true, fmt::format("{} (subgroup size {}, {} reductions{}{}{}{}; decode GEMV {}, {} activations)",
                               d.name, d.subgroup_size, use_subgroups() ? "subgroup" : "shared-memory",
                               d.storage16 ? ", 16-bit storage" : "", d.float16 ? ", F16 arithmetic" : "",
                               d.int_dot ? (d.int_dot_fast ? ", int8 dot products (accelerated)" : ", int8 dot products")
                                         : "",
-                              ctx_->validation() ? ", validation on" : "", g.wg, g.rows,
+                              ctx_->validation() ? ", validation on" : "", shape,
                               gemv_int8(target(DType::F32), 1, kMinInt8Outputs) ? "int8" : "F32")};
   }
 

@@ -73,10 +73,14 @@ struct Target {
 };
 
 // The decode GEMV's shape on this device (shaders/gemv_quant_m1.comp): invocations and rows per work
-// group. Printed in the backend's description, so every benchmark run states it.
+// group (mode 1: per subgroup), how a row block is shared and how many chunks a lane loads at once.
+// Printed in the backend's description, so every benchmark run states it.
 struct GemvShape {
   uint32_t wg = 64, rows = 4;
   uint32_t groups = 0;  // a cap on the groups (each then strides over row blocks); 0: one per block
+  uint32_t mode = 0;    // 0: rows shared by the work group; 1: rows per subgroup (needs subgroups)
+  uint32_t unroll = 1;  // mode 1: chunks a lane loads before it uses them (1 .. 4)
+  uint32_t rows_per_group(const Target& tg) const { return mode == 1 ? rows * (wg / tg.subgroup_size) : rows; }
 };
 GemvShape gemv_shape(const Target& tg);
 // Whether a GGUF product of m activation rows and `outputs` values per row takes the int8 decode GEMV

@@ -5,6 +5,7 @@
 #include "vulkan/shaders/attention_push.glsl"
 
 #include <bit>
+#include <cstdlib>
 
 #include "core/unsupported.h"
 
@@ -31,6 +32,14 @@ struct Split {
 // Key split (flash decoding): pieces of the key range [0, keys) that bring a grid of `groups` work
 // groups up to the device's fill_groups; none when the grid already fills it or the keys make one piece.
 Split key_split(int64_t groups, int64_t keys, const Target& tg) {
+  if (const char* env = std::getenv("TOUCHSTONE_VULKAN_ATTN_PIECE")) {  // tests and tuning; 0 never splits
+    char* end = nullptr;
+    const long n = std::strtol(env, &end, 10);
+    check(*env && !*end && n >= 0, "TOUCHSTONE_VULKAN_ATTN_PIECE={}: want a key count (0: no split)", env);
+    const int64_t piece = ceil_div(n, kMinPieceKeys) * kMinPieceKeys;
+    if (piece == 0 || piece >= keys) return {};
+    return {piece, ceil_div(keys, piece)};
+  }
   if (groups >= tg.fill_groups || keys <= kMinPieceKeys) return {};
   const int64_t piece = ceil_div(ceil_div(keys, ceil_div(tg.fill_groups, groups)), kMinPieceKeys) * kMinPieceKeys;
   if (piece >= keys) return {};

@@ -38,7 +38,6 @@ uint32_t kind_spec(QuantKind k) { return static_cast<uint32_t>(k); }
 // covers the last partial word (inside the tensor's trailing guard zone, never past the buffer).
 uint64_t word_range(uint64_t bytes) { return (bytes + 3) / 4 * 4; }
 
-constexpr uint32_t kQuantizeWg = 256;  // quantize_q8.comp: WG
 // The int8 route's activations (act_q8.glsl), written once per call and read by every part's GEMV.
 const char* const kActQ8 = "gemv.act_q8";
 
@@ -48,7 +47,7 @@ Dispatch plan_quantize(const Target& tg, int64_t k) {
   d.shader = tg.variant(Kernel::quantize_q8);
   d.bindings = {"a", Binding::scratch_buffer(kActQ8, 4 * static_cast<uint64_t>(TS_Q8_WORDS(k)))};
   d.push = Push().u(k).words();
-  d.groups = {groups_for(k / 4, kQuantizeWg, std::min(tg.group_cap, tg.max_groups[0])), 1, 1};
+  d.groups = {1, 1, 1};  // one work group: it also ORs the whole row's finiteness into one flag
   return d;
 }
 
@@ -76,9 +75,9 @@ void plan_gguf(std::vector<Dispatch>& out, const Target& tg, const std::string& 
       d.shader = tg.variant(int8 ? Kernel::gemv_quant_q8 : Kernel::gemv_quant_m1);
       d.bindings.push_back("a");
       if (int8) d.bindings.push_back(Binding::scratch_buffer(kActQ8, 4 * static_cast<uint64_t>(TS_Q8_WORDS(n_cols))));
-      d.spec = {g.wg, kind_spec(kind), g.rows};
+      d.spec = {g.wg, kind_spec(kind), g.rows, g.mode, g.unroll};
       const uint32_t cap = g.groups ? std::min(g.groups, tg.group_cap) : tg.group_cap;
-      d.groups = {groups_for(nn, g.rows, std::min(cap, tg.max_groups[0])), 1, 1};
+      d.groups = {groups_for(nn, g.rows_per_group(tg), std::min(cap, tg.max_groups[0])), 1, 1};
     } else if (m <= kGemvMaxM) {
       d.shader = tg.variant(Kernel::gemv_quant);
       d.spec = {kGemvWg, kind_spec(kind)};
@@ -185,12 +184,6 @@ void add_quant_planners(PlannerTable& t) {
   });
 }
 
-// The decode GEMV's shape (gemv_quant_m1.comp). A GPU gets 8 subgroups a group (256 invocations at a
-// subgroup size of 32: 4 KiB of one row a pass) and 4 rows a group, so a 4096-row decode launches
-// 1024 groups, 262144 invocations, about one full wave on a GPU of 132 compute units, each with four
-// rows' 16-byte chunks in flight (64 bytes, as the read roof's lanes); the chunk's activations, loaded
-// once, serve the four rows. A CPU driver runs a group on one core one invocation after another: 64 invocations and
-// the same 4 rows keep its loops long and its groups few.
 bool gemv_int8(const Target& tg, int64_t m, int64_t outputs) {
   static const bool f32_only = [] {
     const char* env = std::getenv("TOUCHSTONE_VULKAN_GEMV_ROUTE");
@@ -201,19 +194,31 @@ bool gemv_int8(const Target& tg, int64_t m, int64_t outputs) {
   return tg.int_dot && !f32_only && m == 1 && outputs >= kMinInt8Outputs;
 }
 
+// The decode GEMV's shape (gemv_quant_m1.comp). A GPU runs a decode GEMV as about one wave of work
+// groups, each lane with a few chunks to read, so its time is the latency of those reads, not the
+// device's bandwidth: there each subgroup owns 2 rows of its own (mode 1) and a lane issues the loads
+// of 4 chunks at once, 4 subgroups a group (a 4096-row decode launches 512 groups). A CPU driver runs a group on
+// one core one invocation after another: 64 invocations sharing 4 rows (mode 0) keep its loops long
+// and its groups few.
 GemvShape gemv_shape(const Target& tg) {
   GemvShape g;
-  g.rows = 4;
-  g.wg = tg.cpu ? 64u : std::clamp<uint32_t>(8 * tg.subgroup_size, 64u, 256u);
-  // Tuning knob: TOUCHSTONE_VULKAN_GEMV=wg,rows[,groups] (the shader's MAX_WG 256 and MAX_NR 8 bound them).
+  if (tg.cpu || !tg.subgroups) {
+    g.rows = 4;
+    g.wg = tg.cpu ? 64u : std::clamp<uint32_t>(8 * tg.subgroup_size, 64u, 256u);
+  } else {
+    g = {.wg = std::clamp<uint32_t>(4 * tg.subgroup_size, 32u, 256u), .rows = 2, .mode = 1, .unroll = 4};
+  }
+  // Tuning knob: TOUCHSTONE_VULKAN_GEMV=wg,rows[,groups[,mode[,unroll]]] (the shader's MAX_WG 256 and
+  // MAX_NR 8 bound them; mode 1 needs subgroup arithmetic).
   if (const char* env = std::getenv("TOUCHSTONE_VULKAN_GEMV")) {
-    unsigned wg = 0, rows = 0, groups = 0;
-    const int got = std::sscanf(env, "%u,%u,%u", &wg, &rows, &groups);
-    check(got >= 2 && wg >= tg.subgroup_size && wg <= 256 && (wg & (wg - 1)) == 0 && rows >= 1 && rows <= 8,
-          "TOUCHSTONE_VULKAN_GEMV={}: want wg,rows[,groups] with wg a power of two from the subgroup size to 256 "
-          "and rows 1 to 8",
+    unsigned wg = 0, rows = 0, groups = 0, mode = 0, unroll = 1;
+    const int got = std::sscanf(env, "%u,%u,%u,%u,%u", &wg, &rows, &groups, &mode, &unroll);
+    check(got >= 2 && wg >= tg.subgroup_size && wg <= 256 && (wg & (wg - 1)) == 0 && rows >= 1 && rows <= 8 &&
+              mode <= 1 && (mode == 0 || tg.subgroups) && unroll >= 1 && unroll <= 4,
+          "TOUCHSTONE_VULKAN_GEMV={}: want wg,rows[,groups[,mode[,unroll]]] with wg a power of two from the subgroup "
+          "size to 256, rows 1 to 8, mode 0 or 1 (1 needs subgroup arithmetic) and unroll 1 to 4",
           env);
-    g = {wg, rows, groups};
+    g = {wg, rows, groups, mode, unroll};
   }
   return g;
 }

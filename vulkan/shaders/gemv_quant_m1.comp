@@ -24,7 +24,16 @@
 // weight's offset, so a chunk costs two float operations a run where the F32 route spends five a value
 // (unpack, the exponent trick, the FMA). A GPU's decode GEMV is then bound by its weight bytes again,
 // not by its integer issue rate. The outputs are judged by the int8 route's NMSE bound
-// (core/quant/int8_route.h). A block with a non-finite activation takes the F32 route (scale -1).
+// (core/quant/int8_route.h). Where any activation is not finite, the quantizer raises a flag and the
+// whole product takes the F32 route (a branch uniform over the dispatch, outside the loops).
+//
+// Two ways to share a row block (MODE, with subgroup arithmetic): 0, the work group's invocations
+// take turns along NR rows together and meet in shared memory (the shape CPU drivers want: few
+// barriers, long loops); 1, each subgroup owns NR rows of its own, its lanes take turns along them
+// in batches of UNROLL chunks whose loads are all issued before any is used, and one subgroupAdd a
+// row ends it, with no shared memory and no barrier. A GPU's decode GEMV runs about one wave of work
+// groups, so its time is latency: mode 1 keeps more loads in flight per lane and has no
+// work-group-wide step.
 #include "dtype.glsl"
 
 #define MAX_NR 8u
@@ -37,7 +46,9 @@
 
 layout(local_size_x = 128, local_size_x_id = 0) in;
 layout(constant_id = 1) const uint KIND = 0;
-layout(constant_id = 2) const uint NR = 4;  // rows per work group, 1 .. MAX_NR
+layout(constant_id = 2) const uint NR = 4;  // rows per work group (mode 1: per subgroup), 1 .. MAX_NR
+layout(constant_id = 3) const uint MODE = 0;    // 0: rows shared by the work group; 1: rows per subgroup
+layout(constant_id = 4) const uint UNROLL = 1;  // mode 1: chunks a lane loads before it uses them, 1 .. 4
 #define WG gl_WorkGroupSize.x
 
 BUF_IN(0, a)
@@ -134,19 +145,18 @@ struct Run {
   bool exact;  // v holds the values: the F32 kernel, or a block with a non-finite activation
 };
 
-// The run from activation index x (a multiple of 16).
-Run load_run(uint x) {
+// The run from activation index x (a multiple of 16): its int8 codes where `codes`, else its values.
+// No branch on data: the loads of a batch stay in one block, free to be issued together.
+Run load_run(uint x, bool codes) {
   Run r;
+  r.exact = !codes;
 #ifdef KERNEL_GEMV_QUANT_Q8
-  r.d = uintBitsToFloat(q8[TS_Q8_SCALES_AT(p.k) + x / 32u]);
-  r.exact = r.d < 0.0;
-  if (!r.exact) {
+  if (codes) {
+    r.d = uintBitsToFloat(q8[TS_Q8_SCALES_AT(p.k) + x / 32u]);
     r.q = q8v[x / 16u];
     r.s = int(q8[TS_Q8_SUMS_AT(p.k) + x / 16u]);
     return r;
   }
-#else
-  r.exact = true;
 #endif
   for (uint j = 0u; j < 4u; ++j) r.v[j] = x4(x + 4u * j);
   return r;
@@ -223,31 +233,70 @@ float chunk_dot(uint row, uint c, Run v0, Run v1) {
   }
 }
 
-void main() {
+// Chunk c of the NR rows at byte offsets row[] added into acc[].
+void add_chunk(uint c, uint row[MAX_NR], inout float acc[MAX_NR], bool codes) {
+  uint x0, x1;
+  chunk_values(c, x0, x1);
+  const Run v0 = load_run(x0, codes);
+  Run v1 = v0;  // Q8_0's chunk is one run
+  if (KIND != QK_Q8_0) v1 = load_run(x1, codes);
+  // The NR rows' loads are independent of one another and unconditional: all in flight together.
+  for (uint r = 0u; r < NR; ++r) acc[r] += chunk_dot(row[r], c, v0, v1);
+}
+
+// Rows [j0, j0 + NR) at byte offsets, a row past n as row n - 1 again (its sum is discarded).
+void row_offsets(uint j0, uint row_bytes, out uint row[MAX_NR], out float acc[MAX_NR]) {
+  for (uint r = 0u; r < NR; ++r) {
+    row[r] = min(j0 + r, p.n - 1u) * row_bytes;
+    acc[r] = 0.0;
+  }
+}
+
+#ifdef USE_SUBGROUP
+// Mode 1: subgroup s of group g owns row blocks (g * subgroups + s) * NR, striding over the grid.
+void rows_per_subgroup(uint row_bytes, uint chunks, bool codes) {
+  const uint lane = gl_SubgroupInvocationID, lanes = gl_SubgroupSize;
+  const uint stride = gl_NumWorkGroups.x * gl_NumSubgroups * NR;
+  for (uint j0 = (gl_WorkGroupID.x * gl_NumSubgroups + gl_SubgroupID) * NR; j0 < p.n; j0 += stride) {
+    uint row[MAX_NR];
+    float acc[MAX_NR];
+    row_offsets(j0, row_bytes, row, acc);
+    for (uint c0 = lane; c0 < chunks; c0 += UNROLL * lanes) {
+      // A batch's chunks past the row read its last chunk again into a sum that is dropped: no
+      // branch splits the batch's loads.
+      float part_acc[MAX_NR];
+      for (uint r = 0u; r < NR; ++r) part_acc[r] = 0.0;
+      for (uint u = 0u; u < UNROLL; ++u) {
+        const uint c = c0 + u * lanes;
+        float one[MAX_NR];
+        for (uint r = 0u; r < NR; ++r) one[r] = 0.0;
+        add_chunk(min(c, chunks - 1u), row, one, codes);
+        for (uint r = 0u; r < NR; ++r) part_acc[r] += c < chunks ? one[r] : 0.0;
+      }
+      for (uint r = 0u; r < NR; ++r) acc[r] += part_acc[r];
+    }
+    for (uint r = 0u; r < NR; ++r) {
+      const float v = subgroupAdd(acc[r]);
+      if (subgroupElect() && j0 + r < p.n) o[p.n_off + j0 + r] = st(v);
+    }
+  }
+}
+#endif
+
+// Mode 0: the work group's invocations take turns along its NR rows, then meet in shared memory.
+void rows_per_group(uint row_bytes, uint chunks, bool codes) {
   const uint t = gl_LocalInvocationIndex;
 #ifdef USE_SUBGROUP
   const uint slot = gl_SubgroupID, nslots = gl_NumSubgroups;
 #else
   const uint slot = t, nslots = WG;
 #endif
-  const uint row_bytes = quant_row_bytes(KIND, p.k), chunks = chunks_per_row(p.k);
   for (uint j0 = gl_WorkGroupID.x * NR; j0 < p.n; j0 += gl_NumWorkGroups.x * NR) {
     const uint rows = min(NR, p.n - j0);
     uint row[MAX_NR];
     float acc[MAX_NR];
-    for (uint r = 0u; r < NR; ++r) {
-      row[r] = min(j0 + r, p.n - 1u) * row_bytes;  // past n: row n - 1 again, discarded below
-      acc[r] = 0.0;
-    }
-    for (uint c = t; c < chunks; c += WG) {
-      uint x0, x1;
-      chunk_values(c, x0, x1);
-      const Run v0 = load_run(x0);
-      Run v1 = v0;  // Q8_0's chunk is one run
-      if (KIND != QK_Q8_0) v1 = load_run(x1);
-      // The NR rows' loads are independent of one another and unconditional: all in flight together.
-      for (uint r = 0u; r < NR; ++r) acc[r] += chunk_dot(row[r], c, v0, v1);
-    }
+    row_offsets(j0, row_bytes, row, acc);
+    for (uint c = t; c < chunks; c += WG) add_chunk(c, row, acc, codes);
     for (uint r = 0u; r < NR; ++r) {
 #ifdef USE_SUBGROUP
       const float v = subgroupAdd(acc[r]);
@@ -264,4 +313,21 @@ void main() {
     }
     barrier();  // the partials are rewritten by the next row block
   }
+}
+
+void main() {
+  const uint row_bytes = quant_row_bytes(KIND, p.k), chunks = chunks_per_row(p.k);
+#ifdef KERNEL_GEMV_QUANT_Q8
+  // Uniform over the dispatch: every invocation reads the same word, written before this dispatch.
+  const bool codes = q8[TS_Q8_FLAG_AT(p.k)] == 0u;
+#else
+  const bool codes = false;
+#endif
+#ifdef USE_SUBGROUP
+  if (MODE == 1u) {
+    rows_per_subgroup(row_bytes, chunks, codes);
+    return;
+  }
+#endif
+  rows_per_group(row_bytes, chunks, codes);
 }
