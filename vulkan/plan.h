@@ -72,9 +72,10 @@ struct Target {
   std::string variant(Kernel k) const;
 };
 
-// The decode GEMV's shape on this device (shaders/gemv_quant_m1.comp): invocations and rows per work
-// group (mode 1: per subgroup), how a row block is shared and how many chunks a lane loads at once.
-// Printed in the backend's description, so every benchmark run states it.
+// The decode GEMV's shape on this device for rows of `chunks` 16-byte chunks
+// (shaders/gemv_quant_m1.comp): invocations and rows per work group (mode 1: per subgroup), how a row
+// block is shared and how many chunks a lane loads at once. Printed in the backend's description
+// (for the 448-chunk rows of a Q4_K k = 14336 decode), so every benchmark run states it.
 struct GemvShape {
   uint32_t wg = 64, rows = 4;
   uint32_t groups = 0;  // a cap on the groups (each then strides over row blocks); 0: one per block
@@ -82,7 +83,7 @@ struct GemvShape {
   uint32_t unroll = 1;  // mode 1: chunks a lane loads before it uses them (1 .. 4)
   uint32_t rows_per_group(const Target& tg) const { return mode == 1 ? rows * (wg / tg.subgroup_size) : rows; }
 };
-GemvShape gemv_shape(const Target& tg);
+GemvShape gemv_shape(const Target& tg, int64_t chunks);
 // Whether a GGUF product of m activation rows and `outputs` values per row takes the int8 decode GEMV
 // (shaders/quantize_q8.comp, then gemv_quant_m1.comp as gemv_quant_q8): a decode (m = 1) with enough
 // outputs for the int8 route's NMSE bound (core/quant/int8_route.h), on a device with packed integer

@@ -47,9 +47,12 @@ Dispatch plan_quantize(const Target& tg, int64_t k) {
   d.shader = tg.variant(Kernel::quantize_q8);
   d.bindings = {"a", Binding::scratch_buffer(kActQ8, 4 * static_cast<uint64_t>(TS_Q8_WORDS(k)))};
   d.push = Push().u(k).words();
-  d.groups = {1, 1, 1};  // one work group: it also ORs the whole row's finiteness into one flag
+  d.groups = {static_cast<uint32_t>(TS_Q8_GROUPS(k)), 1, 1};  // one pass each: each writes its own flag
   return d;
 }
+
+// A decode row's 16-byte chunks (gemv_quant_m1.comp: chunks_per_row).
+int64_t chunks_per_row(QuantKind kind, int64_t k) { return kind == QuantKind::Q8_0 ? k / 16 : k / 32; }
 
 // Windows of GGUF rows that stay within maxStorageBufferRange once rounded up to whole words.
 std::vector<std::pair<int64_t, int64_t>> gguf_windows(const Target& tg, int64_t rows, uint64_t row_bytes) {
@@ -70,7 +73,7 @@ void plan_gguf(std::vector<Dispatch>& out, const Target& tg, const std::string& 
     if (m == 1) {
       // Decode: 16-byte chunks, NR rows a group (gemv_quant_m1.comp); binding 3 is the activations as
       // vec4s, binding 4 (the int8 route) their codes, which the caller's plan_quantize wrote.
-      const GemvShape g = gemv_shape(tg);
+      const GemvShape g = gemv_shape(tg, chunks_per_row(kind, n_cols));
       const bool int8 = gemv_int8(tg, m, n_rows);
       d.shader = tg.variant(int8 ? Kernel::gemv_quant_q8 : Kernel::gemv_quant_m1);
       d.bindings.push_back("a");
@@ -194,20 +197,20 @@ bool gemv_int8(const Target& tg, int64_t m, int64_t outputs) {
   return tg.int_dot && !f32_only && m == 1 && outputs >= kMinInt8Outputs;
 }
 
-// The decode GEMV's shape (gemv_quant_m1.comp). A GPU runs a decode GEMV as about one wave of work
-// groups, each lane with a few chunks to read, so its time is the latency of those reads, not the
-// device's bandwidth: there each subgroup owns 2 rows of its own (mode 1) and a lane issues the loads
-// of 4 chunks at once, 4 subgroups a group (a 4096-row decode launches 512 groups). A CPU driver runs a group on
-// one core one invocation after another: 64 invocations sharing 4 rows (mode 0) keep its loops long
-// and its groups few.
-GemvShape gemv_shape(const Target& tg) {
+// The decode GEMV's shape (gemv_quant_m1.comp) for rows of `chunks` 16-byte chunks. A GPU gets 8
+// subgroups a group (256 invocations at a subgroup size of 32) sharing 4 rows (mode 0): a 4096-row
+// decode launches 1024 groups, about one full wave on a GPU of 132 compute units. Where a row has
+// fewer chunks than the group has invocations (a short k: 128 chunks of Q4_K at k = 4096), each
+// subgroup takes 2 rows of its own instead (mode 1), its lanes loading 4 chunks at once, so that no
+// invocation idles (on an H200, 2026-11-27: Q4_K n14336 k4096 29.4 us against 35.3, F32 route; at
+// k = 14336 the two modes were within 10% of each other). A CPU driver runs a group on one core one
+// invocation after another: 64 invocations sharing 4 rows keep its loops long and its groups few.
+GemvShape gemv_shape(const Target& tg, int64_t chunks) {
   GemvShape g;
-  if (tg.cpu || !tg.subgroups) {
-    g.rows = 4;
-    g.wg = tg.cpu ? 64u : std::clamp<uint32_t>(8 * tg.subgroup_size, 64u, 256u);
-  } else {
+  g.rows = 4;
+  g.wg = tg.cpu ? 64u : std::clamp<uint32_t>(8 * tg.subgroup_size, 64u, 256u);
+  if (!tg.cpu && tg.subgroups && chunks < g.wg)
     g = {.wg = std::clamp<uint32_t>(4 * tg.subgroup_size, 32u, 256u), .rows = 2, .mode = 1, .unroll = 4};
-  }
   // Tuning knob: TOUCHSTONE_VULKAN_GEMV=wg,rows[,groups[,mode[,unroll]]] (the shader's MAX_WG 256 and
   // MAX_NR 8 bound them; mode 1 needs subgroup arithmetic).
   if (const char* env = std::getenv("TOUCHSTONE_VULKAN_GEMV")) {

@@ -318,8 +318,9 @@ void rows_per_group(uint row_bytes, uint chunks, bool codes) {
 void main() {
   const uint row_bytes = quant_row_bytes(KIND, p.k), chunks = chunks_per_row(p.k);
 #ifdef KERNEL_GEMV_QUANT_Q8
-  // Uniform over the dispatch: every invocation reads the same word, written before this dispatch.
-  const bool codes = q8[TS_Q8_FLAG_AT(p.k)] == 0u;
+  // Uniform over the dispatch: every invocation reads the same words, written before this dispatch.
+  bool codes = true;
+  for (uint g = 0u; g < TS_Q8_GROUPS(p.k); ++g) codes = codes && q8[TS_Q8_FLAGS_AT(p.k) + g] == 0u;
 #else
   const bool codes = false;
 #endif
