@@ -1,6 +1,6 @@
-// Reference: the dense attention ops (flash_attention, mla_attention, flash_attention_batched_per_cache,
-// gqa_attention), each through its view (core/ops/core/attention_view.h), and the one softmax attention of
-// a row (attend.h) the paged ops share. Plain softmax attention in double: scores, a two-pass softmax
+// Reference: the dense attention ops (TS_DENSE_ATTENTION_VIEW_OPS), each through its view
+// (core/ops/core/attention_view.h), and the one softmax attention of a row (attend.h) the paged ops
+// share. Plain softmax attention in double: scores, a two-pass softmax
 // (max, then exp and sum), the weighted sum of values.
 #include <algorithm>
 #include <cmath>

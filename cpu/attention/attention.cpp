@@ -1,6 +1,5 @@
-// The dense attention ops (TS_DENSE_ATTENTION_VIEW_OPS: flash_attention, mla_attention,
-// flash_attention_batched_per_cache, gqa_attention) on the cpu attention engine, each through its
-// view, and the engine's driver (AttentionRun): blocks of query rows, each over a K/V view, go to the
+// The dense attention ops (TS_DENSE_ATTENTION_VIEW_OPS, core/ops/core/attention_view.h) on the cpu
+// attention engine, each through its view, and the engine's driver (AttentionRun): blocks of query rows, each over a K/V view, go to the
 // kernels of cpu/attention/attention_kernels.h. Work is split over (sequence, kv head, query block) and, for
 // short query blocks (decode), over fixed key ranges too; the partial softmax states of a block are
 // then merged in key order, so results do not depend on thread timing.

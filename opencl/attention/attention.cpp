@@ -1,6 +1,5 @@
-// The dense attention ops (TS_DENSE_ATTENTION_VIEW_OPS: flash_attention, mla_attention,
-// flash_attention_batched_per_cache, gqa_attention) on the attention engine (attention_engine.h), each
-// through its view (core/ops/core/attention_view.h): affine K/V rows read where they lie, the key in
+// The dense attention ops (TS_DENSE_ATTENTION_VIEW_OPS) on the attention engine (attention_engine.h),
+// each through its view (core/ops/core/attention_view.h): affine K/V rows read where they lie, the key in
 // two parts, a separate value width, q / out rows head- or token-major.
 #include <string>
 

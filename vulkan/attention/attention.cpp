@@ -1,8 +1,7 @@
-// The dense attention ops (TS_DENSE_ATTENTION_VIEW_OPS: flash_attention, mla_attention,
-// flash_attention_batched_per_cache, gqa_attention) on the attention engine
+// The dense attention ops (TS_DENSE_ATTENTION_VIEW_OPS) on the attention engine
 // (vulkan/attention/attention_engine.h), each through its view (core/ops/core/attention_view.h).
 // attention.comp reads affine K/V rows where they lie (its row strides k1_rs / v_rs) and q / out
-// head- or token-major (q_tm), so gqa_attention's token-major tensors need no copy.
+// head- or token-major (q_tm), so token-major tensors (gqa_attention's) need no copy.
 #include <string>
 #include <vector>
 
