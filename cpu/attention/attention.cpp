@@ -51,7 +51,7 @@ KvView kv_view(const attn::DenseView& v, int64_t b, int64_t kh, const Tensor& k1
 // Every op of TS_DENSE_ATTENTION_VIEW_OPS through its view (core/ops/core/attention_view.h), made at
 // prepare: per (sequence, kv head), blocks of as many positions as fill kRowsPerBlock rows with the
 // GQA group (a block shares each K/V load among its rows; MLA's group is every head), each query row
-// over its visible keys. The per-sequence tensors' names are made here, so an execute allocates none.
+// over its visible keys. The per-sequence tensors' names are made here, so an execute builds no string.
 HostRun attention(attn::DenseView v, TensorMap& t) {
   std::vector<std::string> k1(size_t(v.seqs)), k2(size_t(v.seqs)), vt(size_t(v.seqs));
   for (int64_t b = 0; b < v.seqs; ++b) {
