@@ -16,6 +16,7 @@
 #include "core/backend.h"
 #include "core/case_file.h"
 #include "core/op.h"
+#include "core/ops/core/attention_view.h"
 
 namespace ts::cli {
 
@@ -32,6 +33,34 @@ std::string cell(std::string s) {
   return s;
 }
 
+// One K/V part of a dense attention view: its tensor (per sequence: `name<b>`) and strides.
+std::string kv_rows(const attn::KvRows& r, const char* width_name, int64_t width) {
+  const std::string seq = r.per_seq ? "one tensor per sequence" : fmt::format("{} elements per sequence", r.seq);
+  return fmt::format("`{}{}`: {}, {} per kv head, {} per key; {} {}", r.tensor, r.per_seq ? "<b>" : "", seq, r.head,
+                     r.row, width_name, width);
+}
+
+// The dense attention view (core/ops/core/attention_view.h) an op states for case `p`, as every
+// backend reads it: the catalog shows it from the view itself, so it cannot drift from the code.
+std::string dense_view_table(const attn::DenseView& v) {
+  std::string out = "\nIts dense attention view (\"The dense attention view\", Family core), same case:\n\n";
+  out += "| view | value |\n|---|---|\n";
+  out += fmt::format("| sequences, heads (kv heads), positions | {}, {} ({}), {} |\n", v.seqs, v.num_heads, v.kv_heads,
+                     v.q_len);
+  out += fmt::format("| `{}` / `{}` rows | {}: row (b, h, i) = b nh q_len + {} h + {} i |\n", v.q, v.out,
+                     v.token_major() && v.num_heads > 1 ? "token-major" : "head-major", v.head_rows, v.pos_rows);
+  out += fmt::format("| key part 1 | {} |\n", kv_rows(v.k1, "dk1", v.dk1));
+  out += fmt::format("| key part 2 | {} |\n", v.dk2 ? kv_rows(v.k2, "dk2", v.dk2) : std::string("none (dk2 0)"));
+  out += fmt::format("| values | {} |\n", v.values_are_keys() ? fmt::format("key part 1's rows, dv {}", v.dv)
+                                                                 : kv_rows(v.v, "dv", v.dv));
+  out += fmt::format("| scale | {} |\n", v.scale);
+  out += fmt::format("| visible keys of position i | {}, window {}, at pos_offset {} + i |\n",
+                     v.causal ? "causal" : "not causal", v.window, v.pos_offset);
+  out += fmt::format("| kv length | {} |\n", v.kv_lens.empty() ? fmt::format("{}", v.kv_len)
+                                                              : fmt::format("`{}[b]`, at most {}", v.kv_lens, v.kv_len));
+  return out;
+}
+
 std::string op_section(const Op& op) {
   std::string out = fmt::format("### {}\n\n{}\n\n", op.name(), op.summary());
   const std::vector<CaseSpec>& cases = op.benches().empty() ? op.cases() : op.benches();
@@ -46,6 +75,8 @@ std::string op_section(const Op& op) {
   for (const TensorDecl& d : op.tensors(c.params, dt))
     out += fmt::format("| `{}` | {} | {} | {} |\n", d.name, role_name(d.role), cell(d.dtype_rule_str()),
                        shape_str(d.shape));
+  const std::any view = op.view(c.params);
+  if (const auto* dense = std::any_cast<attn::DenseView>(&view)) out += dense_view_table(*dense);
   // A tolerance is derived from a case's data (core/op.h, DerivedTolerance): shown for the op's first
   // conformance case as the matrix generates it (small, so the catalog stays cheap to write).
   if (op.cases().empty()) return out + "\n";

@@ -9,5 +9,9 @@ namespace ts::ref {
 // zeros when n == 0. Returns the natural log of the sum of exp(scale * q.k_j) (-inf when n == 0).
 double attend_rows(const double* q, const double* k, const double* v, int64_t n, int64_t hd, double scale,
                    double* out);
+// The same with a key in two parts, each row of k [dk1 | dk2], the score scale * (q[:dk1].k1 + q[dk1:].k2)
+// (the parts' dots added: MLA's latent and rope keys), value rows of dv.
+double attend_rows(const double* q, const double* k, int64_t dk1, int64_t dk2, const double* v, int64_t dv, int64_t n,
+                   double scale, double* out);
 
 }  // namespace ts::ref

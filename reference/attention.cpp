@@ -1,13 +1,19 @@
-// Reference: flash_attention, mla_attention, flash_attention_batched_per_cache. Plain softmax
-// attention in double: scores, a two-pass softmax (max, then exp and sum), the weighted sum of values.
+// Reference: the dense attention ops (TS_DENSE_ATTENTION_VIEW_OPS), each through its view
+// (core/ops/core/attention_view.h), and the one softmax attention of a row (attend.h) the paged ops
+// share. Plain softmax attention in double: scores, a two-pass softmax
+// (max, then exp and sum), the weighted sum of values.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 #include "reference/attend.h"
 
 #include "core/ops/core/attention_common.h"
+#include "core/ops/core/attention_view.h"
+#include "core/ops/view_of.h"
 #include "reference/reference.h"
 
 namespace ts::ref {
@@ -42,86 +48,79 @@ double softmax(std::vector<double>& s) {
   return m + std::log(sum);
 }
 
-// One query row against keys/values row `begin..end` of a [rows, hd] block.
-void attend_row(const double* q, const double* k, const double* v, attn::KeyRange r, int64_t hd, double scale,
-                double* out) {
-  attend_rows(q, k + r.begin * hd, v + r.begin * hd, r.size(), hd, scale, out);
-}
-
 }  // namespace
 
 double attend_rows(const double* q, const double* k, const double* v, int64_t n, int64_t hd, double scale,
                    double* out) {
-  std::fill(out, out + hd, 0.0);
+  return attend_rows(q, k, hd, 0, v, hd, n, scale, out);
+}
+
+double attend_rows(const double* q, const double* k, int64_t dk1, int64_t dk2, const double* v, int64_t dv, int64_t n,
+                   double scale, double* out) {
+  std::fill(out, out + dv, 0.0);
   if (n <= 0) return -std::numeric_limits<double>::infinity();
+  const int64_t dk = dk1 + dk2;
   std::vector<double> p(static_cast<size_t>(n));
-  for (int64_t j = 0; j < n; ++j) p[j] = scale * dot(q, k + j * hd, hd);
+  for (int64_t j = 0; j < n; ++j) {
+    // The two key parts' dots apart, then added (MLA: latent, then rope).
+    double s = dot(q, k + j * dk, dk1);
+    if (dk2) s += dot(q + dk1, k + j * dk + dk1, dk2);
+    p[j] = scale * s;
+  }
   const double lse = softmax(p);
   if (lse == -std::numeric_limits<double>::infinity()) return lse;  // every key masked: zeros
   for (int64_t j = 0; j < n; ++j)
-    for (int64_t d = 0; d < hd; ++d) out[d] += p[j] * v[j * hd + d];
+    for (int64_t d = 0; d < dv; ++d) out[d] += p[j] * v[j * dv + d];
   return lse;
 }
 
-void flash_attention(const FlashAttentionParams& p, TensorMap& t) {
-  const auto q = to_f64(t.at("q")), k = to_f64(t.at("k")), v = to_f64(t.at("v"));
-  const int64_t hd = p.head_dim, S = p.kv_rows(), group = p.num_heads / p.num_kv_heads;
-  std::vector<double> out(static_cast<size_t>(p.batch * p.num_heads * p.q_len * hd));
-  for (int64_t b = 0; b < p.batch; ++b)
-    for (int64_t h = 0; h < p.num_heads; ++h) {
-      const int64_t kv_head = b * p.num_kv_heads + h / group;  // GQA: query head h reads kv head h / group
-      for (int64_t i = 0; i < p.q_len; ++i) {
-        const int64_t row = (b * p.num_heads + h) * p.q_len + i;
-        attend_row(q.data() + row * hd, k.data() + kv_head * S * hd, v.data() + kv_head * S * hd,
-                   attn::visible(p.pos_offset + i, p.kv_len, p.causal, p.sliding_window), hd, p.scale,
-                   out.data() + row * hd);
-      }
-    }
-  from_f64(t.at("out"), out);
+namespace {
+
+// The rows [0, kv) of one K or V part of sequence b, kv head kh, `width` elements each, in double.
+void gather(const attn::KvRows& r, const TensorMap& t, int64_t b, int64_t kh, int64_t kv, int64_t width,
+            int64_t to_width, double* to) {
+  const Tensor& x = t.at(r.name(b));
+  const int64_t start = r.start(b, kh);
+  for (int64_t j = 0; j < kv; ++j)
+    for (int64_t d = 0; d < width; ++d) to[j * to_width + d] = x.get(start + j * r.row + d);
 }
 
-void mla_attention(const MlaAttentionParams& p, TensorMap& t) {
-  const auto q = to_f64(t.at("q")), c = to_f64(t.at("kv_compressed")), kr = to_f64(t.at("kv_rope"));
-  const int64_t r = p.kv_lora_rank, dr = p.qk_rope_head_dim;
-  std::vector<double> out(static_cast<size_t>(p.batch * p.num_heads * p.q_len * r));
-  for (int64_t b = 0; b < p.batch; ++b)
-    for (int64_t h = 0; h < p.num_heads; ++h)
-      for (int64_t i = 0; i < p.q_len; ++i) {
-        const int64_t row = (b * p.num_heads + h) * p.q_len + i;
-        const double* qr = q.data() + row * (r + dr);  // q[:r] meets the latent c, q[r:] the rope key
-        const double* cb = c.data() + b * p.kv_len * r;
-        const double* kb = kr.data() + b * p.kv_len * dr;
-        double* o = out.data() + row * r;
-        // MLA has no sliding window: only causality and kv_len bound the keys.
-        const attn::KeyRange vis = attn::visible(p.pos_offset + i, p.kv_len, p.causal, 0);
-        if (vis.size() == 0) continue;
-        std::vector<double> w(static_cast<size_t>(vis.size()));
-        for (int64_t j = vis.begin; j < vis.end; ++j)
-          w[j - vis.begin] = p.scale * (dot(qr, cb + j * r, r) + dot(qr + r, kb + j * dr, dr));
-        if (softmax(w) == -std::numeric_limits<double>::infinity()) continue;  // every key masked: zeros
-        for (int64_t j = vis.begin; j < vis.end; ++j)
-          for (int64_t d = 0; d < r; ++d) o[d] += w[j - vis.begin] * cb[j * r + d];  // values are c itself
-      }
-  from_f64(t.at("out"), out);
-}
-
-void flash_attention_batched_per_cache(const FlashAttentionBatchedPerCacheParams& p, TensorMap& t) {
-  const auto q = to_f64(t.at("q"));
-  const auto lens = to_indices(t.at("kv_lens"));
-  const int64_t hd = p.hd, group = p.nq / p.nkv;
-  std::vector<double> out(static_cast<size_t>(p.m * p.nq * hd));
-  for (int64_t i = 0; i < p.m; ++i) {
-    const auto k = to_f64(t.at("k_caches." + std::to_string(i)));
-    const auto v = to_f64(t.at("v_caches." + std::to_string(i)));
-    // A decode query sits after every cached row: it sees rows [0, kv_lens[i]).
-    const attn::KeyRange vis{0, lens[i]};
-    for (int64_t h = 0; h < p.nq; ++h) {
-      const int64_t row = i * p.nq + h, kv_head = h / group;
-      attend_row(q.data() + row * hd, k.data() + kv_head * p.capacity * hd, v.data() + kv_head * p.capacity * hd,
-                 vis, hd, p.scale, out.data() + row * hd);
+// Every op of the list, through its view (core/ops/core/attention_view.h): each sequence's keys
+// ([k1 | k2] rows) and values per kv head gathered once, then each query row of each head of the group
+// over its visible keys.
+void attention(const attn::DenseView& v, TensorMap& t) {
+  const auto q = to_f64(t.at(v.q));
+  const int64_t dqk = v.dqk(), dv = v.dv, group = v.group();
+  std::vector<double> out(static_cast<size_t>(v.seqs * v.num_heads * v.q_len * dv));
+  for (int64_t b = 0; b < v.seqs; ++b) {
+    const int64_t kv = v.keys(t, b);
+    std::vector<double> keys(static_cast<size_t>(kv * dqk)), values(static_cast<size_t>(kv * dv));
+    for (int64_t kh = 0; kh < v.kv_heads; ++kh) {
+      gather(v.k1, t, b, kh, kv, v.dk1, dqk, keys.data());
+      if (v.dk2) gather(v.k2, t, b, kh, kv, v.dk2, dqk, keys.data() + v.dk1);
+      gather(v.v, t, b, kh, kv, dv, dv, values.data());
+      for (int64_t h = kh * group; h < (kh + 1) * group; ++h)
+        for (int64_t i = 0; i < v.q_len; ++i) {
+          const int64_t row = v.row(b, h, i);
+          const attn::KeyRange vis = v.visible_keys(i, kv);
+          attend_rows(q.data() + row * dqk, keys.data() + vis.begin * dqk, v.dk1, v.dk2, values.data() + vis.begin * dv,
+                      dv, vis.size(), v.scale, out.data() + row * dv);
+        }
     }
   }
-  from_f64(t.at("out"), out);
+  from_f64(t.at(v.out), out);
 }
+
+template <class P> void attention(const OpRef<P>& op, const P& p, TensorMap& t) {
+  attention(view_of<attn::DenseView>(op, p), t);
+}
+
+}  // namespace
+
+// Every op of the list is its view's attention.
+#define TS_REF(op) \
+  void op(const std::decay_t<decltype(ops::op)>::Params& p, TensorMap& t) { attention(ops::op, p, t); }
+TS_DENSE_ATTENTION_VIEW_OPS(TS_REF)
+#undef TS_REF
 
 }  // namespace ts::ref

@@ -1,11 +1,10 @@
 // Reference: the tensor family (linear_3d, linear_3d_bias, silu, add, mul, apply_rope_positions,
-// apply_rope_partial, gqa_attention), in double.
+// apply_rope_partial), in double; gqa_attention is reference/attention.cpp's.
 #include <cmath>
 #include <vector>
 
 #include "core/ops/tensor/broadcast.h"
 #include "core/ops/tensor/rope_angle.h"
-#include "reference/attend.h"
 #include "reference/reference.h"
 
 namespace ts::ref {
@@ -84,29 +83,5 @@ void mul(const BroadcastParams& p, TensorMap& t) {
 void apply_rope_positions(const RopePositionsParams& p, TensorMap& t) { rope(p, p.head_dim, t); }
 
 void apply_rope_partial(const RopePartialParams& p, TensorMap& t) { rope(p, p.rotary_dim, t); }
-
-// Scale 1/sqrt(head_dim) in double; causal: query i is at position seq_kv - seq_q + i among the keys.
-void gqa_attention(const GqaAttentionParams& p, TensorMap& t) {
-  const auto q = to_f64(t.at("q")), k = to_f64(t.at("k")), v = to_f64(t.at("v"));
-  const int64_t hd = p.head_dim, group = p.num_heads / p.num_kv_heads;
-  const double scale = 1.0 / std::sqrt(static_cast<double>(hd));
-  std::vector<double> out(static_cast<size_t>(p.seq_q * p.num_heads * hd));
-  std::vector<double> kh(static_cast<size_t>(p.seq_kv * hd)), vh(kh.size());
-  for (int64_t kvh = 0; kvh < p.num_kv_heads; ++kvh) {
-    // The kv head's rows, gathered out of the token-major k and v.
-    for (int64_t j = 0; j < p.seq_kv; ++j)
-      for (int64_t c = 0; c < hd; ++c) {
-        kh[j * hd + c] = k[(j * p.num_kv_heads + kvh) * hd + c];
-        vh[j * hd + c] = v[(j * p.num_kv_heads + kvh) * hd + c];
-      }
-    for (int64_t h = kvh * group; h < (kvh + 1) * group; ++h)
-      for (int64_t i = 0; i < p.seq_q; ++i) {
-        const int64_t keys = p.causal ? p.pos_offset() + i + 1 : p.seq_kv;
-        const int64_t row = (i * p.num_heads + h) * hd;
-        attend_rows(q.data() + row, kh.data(), vh.data(), keys, hd, scale, out.data() + row);
-      }
-  }
-  from_f64(t.at("out"), out);
-}
 
 }  // namespace ts::ref

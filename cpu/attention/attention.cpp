@@ -1,16 +1,16 @@
-// flash_attention, mla_attention, flash_attention_batched_per_cache and gqa_attention on the cpu attention engine,
-// and the engine's driver (AttentionRun): blocks of query rows, each over a K/V view, go to the
+// The dense attention ops (TS_DENSE_ATTENTION_VIEW_OPS, core/ops/core/attention_view.h) on the cpu
+// attention engine, each through its view, and the engine's driver (AttentionRun): blocks of query rows, each over a K/V view, go to the
 // kernels of cpu/attention/attention_kernels.h. Work is split over (sequence, kv head, query block) and, for
 // short query blocks (decode), over fixed key ranges too; the partial softmax states of a block are
 // then merged in key order, so results do not depend on thread timing.
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
 #include <vector>
 
-#include "core/ops/core/attention_common.h"
-#include "core/ops/core_params.h"
-#include "core/ops/tensor_params.h"
+#include "core/ops/core/attention_view.h"
+#include "core/ops/view_of.h"
 #include "cpu/attention/attention_kernels.h"
 #include "cpu/attention/attention_run.h"
 #include "cpu/attention/int8_scores.h"
@@ -40,120 +40,53 @@ constexpr int64_t kSplitLongKeys = 1024;
 // Merges of fewer partial-state floats than this run on the calling thread (see AttentionRun::run).
 constexpr size_t kSerialMergeFloats = size_t{1} << 16;
 
-// A query row's index in q / out (rows of hd) and the keys it sees.
-struct HeadRow {
-  int64_t row;
-  attn::KeyRange keys;
-};
+// The K/V view of (sequence b, kv head kh) over the tensors `k1`, `k2`, `v` of sequence b: the dense
+// view's rows where they lie. MLA's values are its latent keys (v null: the k1 segment).
+KvView kv_view(const attn::DenseView& v, int64_t b, int64_t kh, const Tensor& k1, const Tensor* k2, const Tensor& vt) {
+  const size_t es = dtype_size(k1.dtype());
+  return {k1.data() + v.k1.start(b, kh) * es, v.k1.row, k2 ? k2->data() + v.k2.start(b, kh) * es : nullptr,
+          v.k2.row, v.values_are_keys() ? nullptr : vt.data() + v.v.start(b, kh) * es, v.v.row, v.dk1, v.dk2, v.dv};
+}
 
-// The rows of kv head kh's `group` query heads at positions [0, q_len) over one affine K/V view, in
-// blocks of as many positions as fill kRowsPerBlock rows (a block shares each K/V load among its rows).
-// `row_of(h, i)` places head h's position i: head-major (flash_attention) or token-major (gqa_attention).
-template <class RowOf>
-void add_head_rows(AttentionRun& run, const KvView& kv, int64_t kh, int64_t group, int64_t q_len, const float* q,
-                   std::byte* out, int64_t hd, size_t es, RowOf row_of) {
-  const int64_t positions = std::max<int64_t>(1, kRowsPerBlock / group);
-  for (int64_t i0 = 0; i0 < q_len; i0 += positions) {
-    run.block(kv);
-    for (int64_t h = kh * group; h < (kh + 1) * group; ++h)
-      for (int64_t i = i0; i < std::min(q_len, i0 + positions); ++i) {
-        const HeadRow r = row_of(h, i);
-        run.row(q + r.row * hd, r.keys.begin, r.keys.end, out + r.row * hd * es);
-      }
+// Every op of TS_DENSE_ATTENTION_VIEW_OPS through its view (core/ops/core/attention_view.h), made at
+// prepare: per (sequence, kv head), blocks of as many positions as fill kRowsPerBlock rows with the
+// GQA group (a block shares each K/V load among its rows; MLA's group is every head), each query row
+// over its visible keys. The per-sequence tensors' names are made here, so an execute builds no string.
+HostRun attention(attn::DenseView v, TensorMap& t) {
+  std::vector<std::string> k1(size_t(v.seqs)), k2(size_t(v.seqs)), vt(size_t(v.seqs));
+  for (int64_t b = 0; b < v.seqs; ++b) {
+    k1[b] = v.k1.name(b), vt[b] = v.v.name(b);
+    if (v.dk2) k2[b] = v.k2.name(b);
   }
-}
-
-void flash_attention(const FlashAttentionParams& p, TensorMap& t) {
-  const Tensor& k = tensor(t, "k");
-  const Tensor& v = tensor(t, "v");
-  Tensor& out = tensor(t, "out");
-  const DType dt = k.dtype();
-  const size_t es = dtype_size(dt);
-  const auto q = widen_all(tensor(t, "q"));
-  const int64_t group = p.num_heads / p.num_kv_heads, S = p.kv_rows(), hd = p.head_dim;
-  AttentionRun run(dt, dt, p.scale);
-  for (int64_t b = 0; b < p.batch; ++b)
-    for (int64_t kh = 0; kh < p.num_kv_heads; ++kh) {
-      const int64_t kv_off = (b * p.num_kv_heads + kh) * S * hd;
-      const KvView kv{k.data() + kv_off * es, hd, nullptr, 0, v.data() + kv_off * es, hd, hd, 0, hd};
-      add_head_rows(run, kv, kh, group, p.q_len, q.data(), out.data(), hd, es, [&](int64_t h, int64_t i) {
-        return HeadRow{(b * p.num_heads + h) * p.q_len + i,
-                       attn::visible(p.pos_offset + i, p.kv_len, p.causal, p.sliding_window)};
-      });
-    }
-  run.run();
-}
-
-void mla_attention(const MlaAttentionParams& p, TensorMap& t) {
-  const Tensor& c = tensor(t, "kv_compressed");
-  const Tensor& kr = tensor(t, "kv_rope");
-  Tensor& out = tensor(t, "out");
-  const DType dt = c.dtype();
-  const size_t es = dtype_size(dt);
-  const auto q = widen_all(tensor(t, "q"));
-  const int64_t r = p.kv_lora_rank, dr = p.qk_rope_head_dim;
-  const int64_t positions = std::max<int64_t>(1, kRowsPerBlock / p.num_heads);
-  AttentionRun run(dt, dt, p.scale);
-  for (int64_t b = 0; b < p.batch; ++b) {
-    // Every head shares the one latent kv: keys [c | k_rope], values c.
-    const KvView kv{c.data() + b * p.kv_len * r * es, r, kr.data() + b * p.kv_len * dr * es, dr, nullptr, 0, r, dr, r};
-    for (int64_t i0 = 0; i0 < p.q_len; i0 += positions) {
-      run.block(kv);
-      for (int64_t h = 0; h < p.num_heads; ++h)
-        for (int64_t i = i0; i < std::min(p.q_len, i0 + positions); ++i) {
-          const attn::KeyRange vis = attn::visible(p.pos_offset + i, p.kv_len, p.causal, 0);
-          const int64_t row = (b * p.num_heads + h) * p.q_len + i;
-          run.row(q.data() + row * (r + dr), vis.begin, vis.end, out.data() + row * r * es);
+  return [v = std::move(v), &t, k1 = std::move(k1), k2 = std::move(k2), vt = std::move(vt)] {
+    Tensor& out = tensor(t, v.out);
+    const size_t es = dtype_size(out.dtype());
+    const auto q = widen_all(tensor(t, v.q));
+    const int64_t group = v.group(), dqk = v.dqk(), positions = std::max<int64_t>(1, kRowsPerBlock / group);
+    AttentionRun run(tensor(t, k1[0]).dtype(), out.dtype(), float(v.scale));
+    for (int64_t b = 0; b < v.seqs; ++b) {
+      const int64_t kv = v.keys(t, b);
+      const Tensor* k2b = v.dk2 ? &tensor(t, k2[b]) : nullptr;
+      for (int64_t kh = 0; kh < v.kv_heads; ++kh) {
+        const KvView kvv = kv_view(v, b, kh, tensor(t, k1[b]), k2b, tensor(t, vt[b]));
+        for (int64_t i0 = 0; i0 < v.q_len; i0 += positions) {
+          run.block(kvv);
+          for (int64_t h = kh * group; h < (kh + 1) * group; ++h)
+            for (int64_t i = i0; i < std::min(v.q_len, i0 + positions); ++i) {
+              const int64_t row = v.row(b, h, i);
+              const attn::KeyRange keys = v.visible_keys(i, kv);
+              run.row(q.data() + row * dqk, keys.begin, keys.end, out.data() + row * v.dv * es);
+            }
         }
-    }
-  }
-  run.run();
-}
-
-// gqa_attention: token-major q [seq_q, nh, hd] and k, v [seq_kv, nkv, hd]. The engine reads a kv
-// head's rows where they lie, num_kv_heads * head_dim elements apart: no copy. Queries at positions
-// seq_kv - seq_q + i (causal) see keys [0, that + 1); without causal, every key.
-void gqa_attention(const GqaAttentionParams& p, TensorMap& t) {
-  const Tensor& k = tensor(t, "k");
-  const Tensor& v = tensor(t, "v");
-  Tensor& out = tensor(t, "out");
-  const DType dt = k.dtype();
-  const size_t es = dtype_size(dt);
-  const auto q = widen_all(tensor(t, "q"));
-  const int64_t group = p.num_heads / p.num_kv_heads, hd = p.head_dim, row_stride = p.num_kv_heads * hd;
-  AttentionRun run(dt, dt, attn::inv_sqrt(double(hd)));
-  for (int64_t kh = 0; kh < p.num_kv_heads; ++kh) {
-    const KvView kv{k.data() + kh * hd * es, row_stride, nullptr, 0, v.data() + kh * hd * es, row_stride, hd, 0, hd};
-    add_head_rows(run, kv, kh, group, p.seq_q, q.data(), out.data(), hd, es, [&](int64_t h, int64_t i) {
-      return HeadRow{i * p.num_heads + h, attn::visible(p.pos_offset() + i, p.seq_kv, p.causal, 0)};
-    });
-  }
-  run.run();
-}
-
-void flash_attention_batched_per_cache(const FlashAttentionBatchedPerCacheParams& p, TensorMap& t) {
-  Tensor& out = tensor(t, "out");
-  const Tensor& lens_t = tensor(t, "kv_lens");
-  check(lens_t.dtype() == DType::U32, "cpu backend: kv_lens must be U32");
-  const uint32_t* lens = lens_t.as<uint32_t>();
-  const DType dt = out.dtype();
-  const size_t es = dtype_size(dt);
-  const auto q = widen_all(tensor(t, "q"));
-  const int64_t group = p.nq / p.nkv, hd = p.hd;
-  AttentionRun run(dt, dt, p.scale);
-  for (int64_t i = 0; i < p.m; ++i) {
-    const Tensor& kc = tensor(t, fmt::format("k_caches.{}", i));
-    const Tensor& vc = tensor(t, fmt::format("v_caches.{}", i));
-    for (int64_t kh = 0; kh < p.nkv; ++kh) {
-      const int64_t off = kh * p.capacity * hd;
-      run.block({kc.data() + off * es, hd, nullptr, 0, vc.data() + off * es, hd, hd, 0, hd});
-      for (int64_t h = kh * group; h < (kh + 1) * group; ++h) {
-        const int64_t row = i * p.nq + h;
-        run.row(q.data() + row * hd, 0, lens[i], out.data() + row * hd * es);
       }
     }
-  }
-  run.run();
+    run.run();
+  };
+}
+
+// One registration line per op: its view is its description's.
+template <class P> void add(KernelTable& k, const OpRef<P>& op) {
+  k.add_prepared(op, [op](const P& p, TensorMap& t) { return attention(view_of<attn::DenseView>(op, p), t); });
 }
 }  // namespace
 
@@ -271,10 +204,9 @@ void AttentionRun::run() {
 }
 
 void add_attention(KernelTable& k) {
-  k.add(ops::flash_attention, flash_attention);
-  k.add(ops::mla_attention, mla_attention);
-  k.add(ops::gqa_attention, gqa_attention);
-  k.add(ops::flash_attention_batched_per_cache, flash_attention_batched_per_cache);
+#define TS_ADD(op) add(k, ops::op);
+  TS_DENSE_ATTENTION_VIEW_OPS(TS_ADD)
+#undef TS_ADD
 }
 
 }  // namespace ts::cpu

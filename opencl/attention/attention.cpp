@@ -1,58 +1,48 @@
-// flash_attention, mla_attention, flash_attention_batched_per_cache, gqa_attention on the attention engine
-// (attention_engine.h): affine K/V rows, the score split into two key parts, a separate value width.
-#include "core/ops/core_params.h"
-#include "core/ops/tensor_params.h"
+// The dense attention ops (TS_DENSE_ATTENTION_VIEW_OPS) on the attention engine (attention_engine.h),
+// each through its view (core/ops/core/attention_view.h): affine K/V rows read where they lie, the key in
+// two parts, a separate value width, q / out rows head- or token-major.
+#include <string>
+
+#include "core/ops/core/attention_view.h"
+#include "core/ops/view_of.h"
 #include "opencl/attention/attention_engine.h"
 
-#include <algorithm>
-#include <cmath>
-
 namespace ts::ocl {
+namespace {
+
+Strides strides(const attn::KvRows& r) { return {r.seq, r.head, r.row}; }
+
+// One dispatch (plus the key split's combine) for the whole batch; per-sequence tensors or lengths
+// (flash_attention_batched_per_cache) take one per sequence, each reading its own buffers and its
+// length on the device, so its pieces cover kv_len (the most keys).
+void attend(Planner& pl, const attn::DenseView& v) {
+  const bool per_seq = v.k1.per_seq || !v.kv_lens.empty();
+  check(!per_seq || v.kv_lens.empty() || (v.k1.per_seq && v.v.per_seq && (v.dk2 == 0 || v.k2.per_seq)),
+        "OpenCL attention: per-sequence kv lengths need per-sequence K/V tensors");
+  const int64_t q_rows = v.num_heads * v.q_len;  // rows of one sequence
+  for (int64_t b = 0; b < (per_seq ? v.seqs : 1); ++b) {
+    const std::string k1 = v.k1.name(b), k2 = v.dk2 ? v.k2.name(b) : k1, vt = v.v.name(b);
+    flash(pl, {.q = v.q, .k1 = k1, .k2 = k2, .v = vt, .out = v.out, .kv_lens = v.kv_lens,
+               .kv_len_item = v.kv_lens.empty() ? -1 : b, .q_off = per_seq ? b * q_rows * v.dqk() : 0,
+               .out_off = per_seq ? b * q_rows * v.dv : 0, .batch = per_seq ? 1 : v.seqs, .nh = v.num_heads,
+               .nkv = v.kv_heads, .q_len = v.q_len, .kv_len = v.kv_len, .pos_offset = v.pos_offset,
+               .causal = v.causal, .window = v.window, .scale = float(v.scale), .dk1 = v.dk1, .dk2 = v.dk2,
+               .dv = v.dv, .s1 = strides(v.k1), .s2 = strides(v.dk2 ? v.k2 : v.k1), .sv = strides(v.v),
+               .head_rows = v.head_rows, .pos_rows = v.pos_rows});
+  }
+}
+
+// One registration line per op: its view is its description's.
+template <class P> void add(PlanTable& t, OpRef<P> op) {
+  add_plan(t, op, [op](Planner& pl) { attend(pl, view_of<attn::DenseView>(op, pl.params<P>())); });
+}
+
+}  // namespace
 
 void add_attention_ops(PlanTable& t) {
-  add_plan(t, ops::flash_attention, [](Planner& pl) {
-    const auto& p = pl.params<FlashAttentionParams>();
-    const int64_t hd = p.head_dim, S = p.kv_rows();
-    const Strides kv{p.num_kv_heads * S * hd, S * hd, hd};
-    flash(pl, {.q = "q", .k1 = "k", .k2 = "k", .v = "v", .out = "out", .kv_lens = "", .batch = p.batch,
-               .nh = p.num_heads, .nkv = p.num_kv_heads, .q_len = p.q_len, .kv_len = p.kv_len,
-               .pos_offset = p.pos_offset, .causal = p.causal, .window = p.sliding_window, .scale = p.scale,
-               .dk1 = hd, .dk2 = 0, .dv = hd, .s1 = kv, .s2 = kv, .sv = kv});
-  });
-  add_plan(t, ops::mla_attention, [](Planner& pl) {
-    const auto& p = pl.params<MlaAttentionParams>();
-    const int64_t r = p.kv_lora_rank, dr = p.qk_rope_head_dim;
-    // One latent "kv head" shared by every query head: K = [compressed | rope], V = compressed.
-    const Strides c{p.kv_len * r, 0, r}, kr{p.kv_len * dr, 0, dr};
-    flash(pl, {.q = "q", .k1 = "kv_compressed", .k2 = "kv_rope", .v = "kv_compressed", .out = "out", .kv_lens = "",
-               .batch = p.batch, .nh = p.num_heads, .nkv = 1, .q_len = p.q_len, .kv_len = p.kv_len,
-               .pos_offset = p.pos_offset, .causal = p.causal, .window = 0, .scale = p.scale, .dk1 = r, .dk2 = dr,
-               .dv = r, .s1 = c, .s2 = kr, .sv = c});
-  });
-  add_plan(t, ops::gqa_attention, [](Planner& pl) {
-    const auto& p = pl.params<GqaAttentionParams>();
-    const int64_t hd = p.head_dim, nh = p.num_heads;
-    // Token-major K/V: row j of kv head h at j * num_kv_heads * hd + h * hd, read where it lies.
-    const Strides kv{p.seq_kv * p.num_kv_heads * hd, hd, p.num_kv_heads * hd};
-    // Token-major q / out: (position i, head h) is row i * nh + h, one batch entry of seq_q positions.
-    flash(pl, {.q = "q", .k1 = "k", .k2 = "k", .v = "v", .out = "out", .kv_lens = "", .batch = 1, .nh = nh,
-               .nkv = p.num_kv_heads, .q_len = p.seq_q, .kv_len = p.seq_kv, .pos_offset = p.pos_offset(),
-               .causal = p.causal, .window = 0, .scale = float(1 / std::sqrt(double(hd))), .dk1 = hd, .dk2 = 0,
-               .dv = hd, .s1 = kv, .s2 = kv, .sv = kv, .head_rows = 1, .pos_rows = nh});
-  });
-  add_plan(t, ops::flash_attention_batched_per_cache, [](Planner& pl) {
-    const auto& p = pl.params<FlashAttentionBatchedPerCacheParams>();
-    const int64_t m = pl.decl("q").shape.at(0);
-    const Strides cache{0, p.capacity * p.hd, p.hd};
-    // One dispatch per sequence: each has its own cache buffers and reads its length on the device.
-    for (int64_t i = 0; i < m; ++i) {
-      const std::string k = fmt::format("k_caches.{}", i), v = fmt::format("v_caches.{}", i);
-      flash(pl, {.q = "q", .k1 = k, .k2 = k, .v = v, .out = "out", .kv_lens = "kv_lens", .kv_len_item = i,
-                 .q_off = i * p.nq * p.hd, .out_off = i * p.nq * p.hd, .batch = 1, .nh = p.nq, .nkv = p.nkv,
-                 .q_len = 1, .kv_len = p.capacity, .pos_offset = 0, .causal = false, .window = 0, .scale = p.scale,
-                 .dk1 = p.hd, .dk2 = 0, .dv = p.hd, .s1 = cache, .s2 = cache, .sv = cache});
-    }
-  });
+#define TS_ADD(op) add(t, ops::op);
+  TS_DENSE_ATTENTION_VIEW_OPS(TS_ADD)
+#undef TS_ADD
 }
 
 }  // namespace ts::ocl

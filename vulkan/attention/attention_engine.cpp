@@ -8,8 +8,11 @@
 #include <cstdlib>
 
 #include "core/unsupported.h"
+#include "vulkan/runtime/pipelines.h"
 
 namespace ts::vk {
+
+static_assert(sizeof(AttnPush) <= kPushBytes, "attention.comp's push block is above the 128 bytes every device takes");
 
 namespace {
 // attention.comp's compile-time limits per variant: HD_MAX, BQ, BK.
@@ -98,12 +101,12 @@ std::vector<Dispatch> attn(const Target& tg, const Attn& a, bool mla) {
   AttnPushIn pc;
   pc.q_len = a.q_len, pc.kv_len = a.kv_len, pc.pos_offset = a.pos_offset, pc.nh = a.nh, pc.nkv = a.nkv;
   pc.group = group, pc.dqk = a.dqk, pc.dk1 = a.dk1, pc.dv = a.dv, pc.causal = a.causal ? 1 : 0, pc.window = a.window;
-  pc.k1_hs = a.k1_hs, pc.k2_hs = a.k2_hs, pc.v_hs = a.v_hs, pc.scale = a.scale;
+  pc.k1_hs = a.k1_hs, pc.k2_hs = a.k2_hs, pc.v_hs = a.v_hs, pc.k1_rs = a.k1_rs, pc.v_rs = a.v_rs, pc.scale = a.scale;
   pc.q_off = a.q_off, pc.o_off = a.o_off, pc.kv_len_index = a.kv_len_index;
   pc.piece_keys = sp.piece_keys, pc.npieces = sp.pieces, pc.block_size = a.block_size, pc.width = a.width;
   pc.rows_cap = nrows, pc.total_q = a.total_q, pc.addr = static_cast<uint32_t>(a.addr);
   pc.seqs = static_cast<uint32_t>(a.seqs), pc.x_shift = x_shift, pc.kv_kind = static_cast<uint32_t>(a.kind);
-  pc.nseqs = a.batch;
+  pc.nseqs = a.batch, pc.q_tm = a.q_token_major ? 1 : 0;
   d.push = push_words(pc);
   d.groups = {static_cast<uint32_t>(blocks * sp.pieces), static_cast<uint32_t>(a.nkv), static_cast<uint32_t>(zs)};
   check_grid(d, tg);

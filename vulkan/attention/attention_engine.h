@@ -21,6 +21,8 @@ struct Attn {
   int64_t batch = 1, q_len = 1, kv_len = 0, pos_offset = 0, nh = 1, nkv = 1, dqk = 1, dk1 = 1, dv = 1;
   bool causal = false;
   int64_t window = 0, k1_hs = 0, k2_hs = 0, v_hs = 0;
+  int64_t k1_rs = 0, v_rs = 0;  // affine: elements between key rows of k1 and of v (k2's are dqk - dk1)
+  bool q_token_major = false;   // UNIFORM: q / out [batch, q_len, nh] rather than [batch, nh, q_len]
   float scale = 1;
   int64_t q_off = 0, o_off = 0;
   uint32_t kv_len_index = kNoIndex;

@@ -1,6 +1,5 @@
 #pragma once
-// layout.comp's strided 3-D copy as other planners use it (gqa_attention moves token-major rows into
-// the head-major layout the attention engine reads, and back).
+// layout.comp's strided 3-D copy, as a planner's dispatch between any two buffers (scratch included).
 #include <cstdint>
 
 #include "vulkan/plan.h"

@@ -35,7 +35,8 @@
 // The view's modes are push constants, not specialization constants: every op then runs the same
 // pipeline per dtype, which a driver's shader cache compiles once (lavapipe takes seconds for it),
 // and each mode is a branch uniform over the dispatch.
-// p.addr: where K/V row j of a sequence lives: affine (row j at base + j * stride), or paged through
+// p.addr: where K/V row j of a sequence lives: affine (row j at base + j * k1_rs / v_rs: a token-major
+// cache's rows lie nkv heads apart and are read there), or paged through
 // the sequence's block table, in ferrum's layout [blocks, nkv, bs, hd] or vLLM's (key [blocks, nkv,
 // hd / x, bs, x], value [blocks, nkv, hd, bs]; x = 1 << p.x_shift).
 // ADDR_AFFINE, ADDR_FERRUM, ADDR_VLLM: core/kinds.inc's TS_KV_ADDRS (kinds.glsl).
@@ -120,9 +121,11 @@ Seq seq_of(uint z) {
   return s;
 }
 
-// Query (and output) row of head h, query qi: [batch, heads, q_len], or varlen's [tokens, heads].
+// Query (and output) row of head h, query qi: [batch, heads, q_len], token-major [batch, q_len,
+// heads] (p.q_tm), or varlen's [tokens, heads].
 uint q_row(Seq s, uint z, uint h, uint qi) {
   if (p.seqs >= SEQS_VARLEN) return (s.row0 + qi) * p.nh + h;
+  if (p.q_tm != 0u) return (z * p.q_len + qi) * p.nh + h;
   return (z * p.nh + h) * p.q_len + qi;
 }
 
@@ -236,8 +239,8 @@ void stage_rows(uint t, uint j0, uint j_end, Seq s, uint slot, uint kvh) {
   const uint j = j0 + t;
   if (t >= BK || j >= j_end) return;
   if (p.addr == ADDR_AFFINE) {
-    skb[t] = slot * p.k1_hs + j * p.dk1;
-    svb[t] = slot * p.v_hs + j * p.dv;
+    skb[t] = slot * p.k1_hs + j * p.k1_rs;
+    svb[t] = slot * p.v_hs + j * p.v_rs;
     return;
   }
   const uint blk = tables[s.table * p.width + j / p.block_size], at = j % p.block_size;

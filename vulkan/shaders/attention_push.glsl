@@ -4,6 +4,8 @@
   U(q_len) U(kv_len) U(pos_offset) U(nh) U(nkv) U(group) U(dqk) U(dk1) U(dv) U(causal) U(window)    \
   /* elements between consecutive (batch, kv head) blocks (affine) */                               \
   U(k1_hs) U(k2_hs) U(v_hs)                                                                          \
+  /* elements between consecutive key rows of k1 and of v (affine; k2's rows are dk2 apart) */     \
+  U(k1_rs) U(v_rs)                                                                                   \
   F(scale)                                                                                           \
   U(q_off) U(o_off) U(kv_len_index)                                                                  \
   /* the key split: ~0, 1 without one */                                                            \
@@ -17,7 +19,9 @@
   /* the view's modes (attention.comp) */                                                           \
   U(addr) U(seqs) U(x_shift) U(kv_kind)                                                              \
   /* the ragged modes: sequences (cu_seqlens_q has nseqs + 1 entries) */                            \
-  U(nseqs)
+  U(nseqs)                                                                                           \
+  /* SEQS_UNIFORM's q / out rows token-major [batch, q_len, nh] (1) or head-major [batch, nh, q_len] */ \
+  U(q_tm)
 
 #ifdef __cplusplus
 #include "vulkan/runtime/push_block.h"

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/ops/core/attention_common.h"
+#include "core/ops/core/attention_view.h"
 #include "core/ops/core_params.h"
 
 namespace ts {
@@ -48,6 +49,17 @@ const Op& op_flash_attention() {
         const double q = double(p.batch * p.num_heads * p.q_len * p.head_dim);
         const double kv = double(p.batch * p.num_kv_heads * p.kv_len * p.head_dim);
         return Cost{4.0 * p.batch * p.num_heads * pairs * p.head_dim, bytes(dt, 2 * q + 2 * kv)};
+      },
+      // Head-major q / out; kv head h of batch entry b: S = kv_rows() rows of head_dim from (b nkv + h) S hd.
+      .view = [](const P& p) {
+        attn::DenseView v;
+        v.seqs = p.batch, v.num_heads = p.num_heads, v.kv_heads = p.num_kv_heads, v.q_len = p.q_len;
+        attn::head_major_rows(v);
+        const int64_t hd = p.head_dim, S = p.kv_rows();
+        v.k1 = {"k", p.num_kv_heads * S * hd, S * hd, hd}, v.v = {"v", p.num_kv_heads * S * hd, S * hd, hd};
+        v.dk1 = v.dv = hd, v.scale = p.scale;
+        v.causal = p.causal, v.window = p.sliding_window, v.pos_offset = p.pos_offset, v.kv_len = p.kv_len;
+        return std::any(v);
       },
       .cases = {
           {"decode_hd64", Tier::Smoke,

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/ops/core/attention_common.h"
+#include "core/ops/core/attention_view.h"
 #include "core/ops/core/inputs.h"
 #include "core/ops/core_params.h"
 
@@ -71,6 +72,16 @@ const Op& op_flash_attention_batched_per_cache() {
         double rows = 0;
         for (int64_t i = 0; i < p.m; ++i) rows += double(generated_len(p, i));
         return Cost{4.0 * p.nq * rows * p.hd, bytes(dt, 2.0 * p.m * p.nq * p.hd + 2.0 * p.nkv * rows * p.hd) + 4.0 * p.m};
+      },
+      // A decode query per sequence, after every cached row (not causal: it sees [0, kv_lens[i])), over
+      // its own head-major caches.
+      .view = [](const P& p) {
+        attn::DenseView v;
+        v.seqs = p.m, v.num_heads = p.nq, v.kv_heads = p.nkv, v.q_len = 1;
+        attn::head_major_rows(v);
+        v.k1 = {"k_caches.", 0, p.capacity * p.hd, p.hd, true}, v.v = {"v_caches.", 0, p.capacity * p.hd, p.hd, true};
+        v.dk1 = v.dv = p.hd, v.scale = p.scale, v.kv_len = p.capacity, v.kv_lens = "kv_lens";
+        return std::any(v);
       },
       .cases = {
           {"m1_hd64", Tier::Smoke, {.nq = 4, .nkv = 4, .hd = 64, .scale = s64, .capacity = 33, .m = 1}},

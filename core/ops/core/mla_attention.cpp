@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/ops/core/attention_common.h"
+#include "core/ops/core/attention_view.h"
 #include "core/ops/core_params.h"
 
 namespace ts {
@@ -51,6 +52,18 @@ const Op& op_mla_attention() {
         const double r = double(p.kv_lora_rank), dr = double(p.qk_rope_head_dim);
         const double q = double(p.batch * p.num_heads * p.q_len), kv = double(p.batch * p.kv_len);
         return Cost{2.0 * p.batch * p.num_heads * pairs * (2 * r + dr), bytes(dt, q * (2 * r + dr) + kv * (r + dr))};
+      },
+      // One latent "kv head" every query head shares: keys [kv_compressed | kv_rope], values kv_compressed
+      // itself; no sliding window.
+      .view = [](const P& p) {
+        attn::DenseView v;
+        v.seqs = p.batch, v.num_heads = p.num_heads, v.kv_heads = 1, v.q_len = p.q_len;
+        attn::head_major_rows(v);
+        const int64_t r = p.kv_lora_rank, dr = p.qk_rope_head_dim;
+        v.k1 = {"kv_compressed", p.kv_len * r, 0, r}, v.k2 = {"kv_rope", p.kv_len * dr, 0, dr}, v.v = v.k1;
+        v.dk1 = r, v.dk2 = dr, v.dv = r, v.scale = p.scale;
+        v.causal = p.causal, v.pos_offset = p.pos_offset, v.kv_len = p.kv_len;
+        return std::any(v);
       },
       .cases = {
           {"r64_rope16_decode", Tier::Smoke,

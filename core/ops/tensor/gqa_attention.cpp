@@ -2,7 +2,10 @@
 // num_kv_heads, head_dim], scale 1/sqrt(head_dim), query head h reading kv head h / (num_heads /
 // num_kv_heads). Causal: the queries are the last seq_q positions of the seq_kv keys, so query i sees
 // keys j <= seq_kv - seq_q + i (decode is seq_q 1, prefill seq_q = seq_kv, chunked prefill between).
+#include <cmath>
+
 #include "core/ops/core/attention_common.h"
+#include "core/ops/core/attention_view.h"
 #include "core/ops/tensor_params.h"
 
 namespace ts {
@@ -54,6 +57,17 @@ const Op& op_gqa_attention() {
         const double q = double(p.seq_q * p.num_heads * p.head_dim);
         const double kv = double(p.seq_kv * p.num_kv_heads * p.head_dim);
         return Cost{4.0 * p.num_heads * pairs * p.head_dim, bytes(dt, 2 * q + 2 * kv)};
+      },
+      // Token-major q / out and K/V: kv head h's row j at (j nkv + h) hd, read where it lies.
+      .view = [](const P& p) {
+        attn::DenseView v;
+        v.seqs = 1, v.num_heads = p.num_heads, v.kv_heads = p.num_kv_heads, v.q_len = p.seq_q;
+        attn::token_major_rows(v);
+        const int64_t hd = p.head_dim, row = p.num_kv_heads * hd;
+        v.k1 = {"k", p.seq_kv * row, hd, row}, v.v = {"v", p.seq_kv * row, hd, row};
+        v.dk1 = v.dv = hd, v.scale = 1 / std::sqrt(double(hd));
+        v.causal = p.causal, v.pos_offset = p.pos_offset(), v.kv_len = p.seq_kv;
+        return std::any(v);
       },
       .cases = {
           {"one_token_mha_hd64", Tier::Smoke, shape(1, 1, 2, 2, 64, true)},
