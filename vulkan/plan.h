@@ -85,9 +85,10 @@ struct GemvShape {
 };
 GemvShape gemv_shape(const Target& tg, int64_t chunks);
 // Whether a GGUF product of m activation rows and `outputs` values per row takes the int8 decode GEMV
-// (shaders/quantize_q8.comp, then gemv_quant_m1.comp as gemv_quant_q8): a decode (m = 1) with enough
+// (shaders/quantize_q8.comp, then gemv_quant_m1.comp as gemv_quant_q8): asked for by
+// TOUCHSTONE_VULKAN_GEMV_ROUTE=int8 (the F32 GEMV is the default), a decode (m = 1) with enough
 // outputs for the int8 route's NMSE bound (core/quant/int8_route.h), on a device with packed integer
-// dot products. TOUCHSTONE_VULKAN_GEMV_ROUTE=f32 keeps the F32 GEMV (an A/B within one binary).
+// dot products.
 bool gemv_int8(const Target& tg, int64_t m, int64_t outputs);
 
 // Push-constant words built field by field, in the order of the shader's block.

@@ -187,14 +187,18 @@ void add_quant_planners(PlannerTable& t) {
   });
 }
 
+// The int8 route is not the default: on an NVIDIA H200 (2026-11-27, docs/figures/gpu-2026-11-27-h200-*)
+// it took 1.05-1.39x the F32 route's time (three alternating rounds, Q4_0 / Q8_0 / Q4_K / Q6_K at
+// k = 14336): the decode GEMV there is bound neither by its integer issue nor by its bytes, and the
+// quantizing dispatch before it costs more than its dot products save.
 bool gemv_int8(const Target& tg, int64_t m, int64_t outputs) {
-  static const bool f32_only = [] {
+  static const bool int8 = [] {
     const char* env = std::getenv("TOUCHSTONE_VULKAN_GEMV_ROUTE");
-    if (!env || !*env || std::string_view(env) == "int8") return false;
-    check(std::string_view(env) == "f32", "TOUCHSTONE_VULKAN_GEMV_ROUTE={}: want int8 (the default) or f32", env);
+    if (!env || !*env || std::string_view(env) == "f32") return false;
+    check(std::string_view(env) == "int8", "TOUCHSTONE_VULKAN_GEMV_ROUTE={}: want f32 (the default) or int8", env);
     return true;
   }();
-  return tg.int_dot && !f32_only && m == 1 && outputs >= kMinInt8Outputs;
+  return int8 && tg.int_dot && m == 1 && outputs >= kMinInt8Outputs;
 }
 
 // The decode GEMV's shape (gemv_quant_m1.comp) for rows of `chunks` 16-byte chunks. A GPU gets 8

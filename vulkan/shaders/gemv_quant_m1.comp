@@ -17,14 +17,15 @@
 // every invocation's partials through shared memory (the same order on every run). WG and NR are
 // specialization constants the planner picks from the device (vulkan/quant/quant_gemm.cpp: gemv_shape).
 //
-// KERNEL_GEMV_QUANT_Q8, the int8 route: the activations were quantized once per call (quantize_q8.comp,
-// act_q8.glsl: int8 codes, a scale per 32 values, a sum per 16 codes), and each word of weights meets
-// its four codes in one packed dot product (OpSUDot: signed codes by unsigned weight bytes, a dp4a on
-// GPUs that have one) summed exactly in int32; a run's bias or min is its integer code sum times the
-// weight's offset, so a chunk costs two float operations a run where the F32 route spends five a value
-// (unpack, the exponent trick, the FMA). A GPU's decode GEMV is then bound by its weight bytes again,
-// not by its integer issue rate. The outputs are judged by the int8 route's NMSE bound
-// (core/quant/int8_route.h). Where any activation is not finite, the quantizer raises a flag and the
+// KERNEL_GEMV_QUANT_Q8, the int8 route (TOUCHSTONE_VULKAN_GEMV_ROUTE=int8): the activations were
+// quantized once per call (quantize_q8.comp, act_q8.glsl: int8 codes, a scale per 32 values, a sum
+// per 16 codes), and each word of weights meets its four codes in one packed dot product (OpSUDot:
+// signed codes by unsigned weight bytes, a dp4a on GPUs that have one) summed exactly in int32; a
+// run's bias or min is its integer code sum times the weight's offset, so a chunk costs two float
+// operations a run where the F32 route spends five a value (unpack, the exponent trick, the FMA).
+// Written for a GEMV bound by its integer issue; on an H200 it was not (2026-11-27: the int8 route
+// took 1.05-1.39x the F32 route's time), so it is not the default. The outputs are judged by the
+// int8 route's NMSE bound (core/quant/int8_route.h). Where any activation is not finite, the quantizer raises a flag and the
 // whole product takes the F32 route (a branch uniform over the dispatch, outside the loops).
 //
 // Two ways to share a row block (MODE, with subgroup arithmetic): 0, the work group's invocations
