@@ -101,7 +101,7 @@ class VulkanImpl final : public Backend {
     init();
     if (!ctx_) return {false, reason_};
     const DeviceInfo& d = ctx_->info();
-    const GemvShape g = gemv_shape(target(DType::F32), 448);
+    const GemvShape g = gemv_shape(target(DType::F32), 448);  // a Q4_K row of k = 14336
     const std::string shape = g.mode == 1 ? fmt::format("{} invocations, {} rows a subgroup, {} chunks a lane's batch",
                                                         g.wg, g.rows, g.unroll)
                                           : fmt::format("{} invocations x {} rows a group", g.wg, g.rows);

@@ -103,7 +103,7 @@ bool any_int8_part(const Target& tg, const GemmQuantFusedParams& p) {
 
 // The int8 route's NMSE bound for a call that takes it: every kind's activations in blocks of 32
 // (act_q8.glsl), read from the case's own row. None where it takes the F32 route, or where an
-// activation is not finite (those blocks are computed exactly, and the op's tolerance holds).
+// activation is not finite (the whole product then runs the F32 route, and the op's tolerance holds).
 std::optional<Tolerance> int8_route_tolerance(const Problem& pr, const TensorMap& in, int64_t m, int64_t k, bool int8) {
   if (!int8) return std::nullopt;
   const auto ratio = activation_peak_ratio(in.at("a"), dense_rows(m, k), k, 32);
@@ -206,8 +206,8 @@ bool gemv_int8(const Target& tg, int64_t m, int64_t outputs) {
 // decode launches 1024 groups, about one full wave on a GPU of 132 compute units. Where a row has
 // fewer chunks than the group has invocations (a short k: 128 chunks of Q4_K at k = 4096), each
 // subgroup takes 2 rows of its own instead (mode 1), its lanes loading 4 chunks at once, so that no
-// invocation idles (on an H200, 2026-11-27: Q4_K n14336 k4096 29.4 us against 35.3, F32 route; at
-// k = 14336 the two modes were within 10% of each other). A CPU driver runs a group on one core one
+// invocation idles (on an H200, 2026-11-27, F32 route, in two calls of one lease: Q4_K n14336 k4096
+// 29.4 us against 35.3; at k = 14336 the two modes were within 10% of each other). A CPU driver runs a group on one core one
 // invocation after another: 64 invocations sharing 4 rows keep its loops long and its groups few.
 GemvShape gemv_shape(const Target& tg, int64_t chunks) {
   GemvShape g;

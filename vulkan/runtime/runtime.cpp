@@ -193,7 +193,7 @@ Context::Context() {
 
     // F16 arithmetic is an extension on a 1.1 device (core in 1.2): queried and enabled only where
     // the device lists it (the F16 FMA roof needs it; no op kernel computes in F16). So are packed
-    // integer dot products (core in 1.3), which the int8 decode GEMV takes where they exist.
+    // integer dot products (core in 1.3), which the int8 decode GEMV takes where asked for.
     uint32_t next = 0;
     TS_VK(vkEnumerateDeviceExtensionProperties(phys_, nullptr, &next, nullptr));
     std::vector<VkExtensionProperties> dev_exts(next);

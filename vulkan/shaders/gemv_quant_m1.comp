@@ -25,16 +25,18 @@
 // operations a run where the F32 route spends five a value (unpack, the exponent trick, the FMA).
 // Written for a GEMV bound by its integer issue; on an H200 it was not (2026-11-27: the int8 route
 // took 1.05-1.39x the F32 route's time), so it is not the default. The outputs are judged by the
-// int8 route's NMSE bound (core/quant/int8_route.h). Where any activation is not finite, the quantizer raises a flag and the
-// whole product takes the F32 route (a branch uniform over the dispatch, outside the loops).
+// int8 route's NMSE bound (core/quant/int8_route.h). Where any activation is not finite, the
+// quantizer raises a flag and the whole product takes the F32 route (a branch uniform over the
+// dispatch, outside the loops).
 //
 // Two ways to share a row block (MODE, with subgroup arithmetic): 0, the work group's invocations
 // take turns along NR rows together and meet in shared memory (the shape CPU drivers want: few
 // barriers, long loops); 1, each subgroup owns NR rows of its own, its lanes take turns along them
 // in batches of UNROLL chunks whose loads are all issued before any is used, and one subgroupAdd a
-// row ends it, with no shared memory and no barrier. A GPU's decode GEMV runs about one wave of work
-// groups, so its time is latency: mode 1 keeps more loads in flight per lane and has no
-// work-group-wide step.
+// row ends it, with no shared memory and no barrier. Mode 1 keeps every lane busy on a row shorter
+// than the group (on an H200, 2026-11-27, two calls of one lease: Q4_K at k = 4096 in 0.83x mode
+// 0's time); on long rows
+// the two were within 10% there (the planner's choice: vulkan/quant/quant_gemm.cpp, gemv_shape).
 #include "dtype.glsl"
 
 #define MAX_NR 8u
@@ -143,7 +145,7 @@ struct Run {
   uvec4 q;
   float d;
   int s;
-  bool exact;  // v holds the values: the F32 kernel, or a block with a non-finite activation
+  bool exact;  // v holds the values: the F32 route (the F32 kernel, or a non-finite activation)
 };
 
 // The run from activation index x (a multiple of 16): its int8 codes where `codes`, else its values.
