@@ -31,9 +31,7 @@ namespace ts::cpu {
 bool int8_scores_available() {
   // The attention kernels call this one from their AVX-512 instances only (attention_kernel-inl.h):
   // a target capped below them (TOUCHSTONE_CPU_SIMD=AVX2) runs the exact route.
-  static const bool ok = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni") &&
-                         select_simd_target().rfind("AVX3", 0) == 0;
+  static const bool ok = cpu_avx512_vnni() && select_simd_target().rfind("AVX3", 0) == 0;
   return ok;
 }
 

@@ -1,0 +1,173 @@
+// The GGUF integer dot's AVX-512 VNNI step (Highway's re-includable -inl.h pattern; only the AVX-512
+// instance has one): Q4_K and Q5_K weight rows against int8 activations, 64 codes a step in one
+// vpdpbusd, for CPUs whose AVX-512 has VNNI. Highway 1.0 names no AVX-512 target with VNNI, so these
+// functions carry the AVX-512 instance's target plus avx512vnni, and rows_int8 takes them only where
+// the CPU has it (cpu_avx512_vnni); TOUCHSTONE_CPU_SIMD=AVX2 or SCALAR selects an instance without them.
+//
+// Each block's integer sums are the 8 i32 lanes DotQ8K4 (cpu/quant/quant_int8_dot-inl.h) builds, lane
+// for lane, and go through the same F32 steps (AddK4Block, StoreRowSums): the outputs are bit for bit
+// those of the 256-bit step.
+//
+// Vector uops per block of 256 weights, one activation row (the loads of codes and activations aside;
+// both steps fold the activations into their multiplies as memory operands):
+//   256-bit step: codes 4 x 3 (and, shift, and), then per chunk of 64 codes 2 maddubs and a hadd
+//     (3 uops: 2 shuffles and an add), per block two hadds of chunk pairs, a third, the scales'
+//     permute and a madd: 12 + 4 x 5 + 11 = 43, i.e. 5.4 per 32 weights, 15 of the 43 on the
+//     shuffle port;
+//   this step: codes 4 x 2 (broadcast load, masked shift, and), 4 vpdpbusd, per block the scales'
+//     two word permutes, two packs, two madds, two two-source permutes, an add, an extract and an add:
+//     8 + 4 + 2 + 9 = 23, i.e. 2.9 per 32 weights, 7 on the shuffle port.
+// Each further activation row adds 31 uops a block to the 256-bit step (its maddubs, hadds and madd)
+// and 13 to this one (its vpdpbusd and reduction). Q5_K's fifth bit adds 24 a block to the first
+// (shift, and, or per 32 codes) and 13 to the second (the same per 64 codes, plus one shift). The F32
+// steps after the integer sums (about 10 uops a block and row) are the same in both.
+#if defined(TS_CPU_QUANT_INT8_VNNI_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef TS_CPU_QUANT_INT8_VNNI_INL_H_
+#undef TS_CPU_QUANT_INT8_VNNI_INL_H_
+#else
+#define TS_CPU_QUANT_INT8_VNNI_INL_H_
+#endif
+
+#include <array>
+#include <cstdint>
+#include <type_traits>
+
+#include "cpu/quant/quant_int8_dot-inl.h"
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace ts::cpu::HWY_NAMESPACE {
+
+#undef TS_QUANT_VNNI_STEP
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+#define TS_QUANT_VNNI_STEP 1  // this instance has the step
+// GCC 12's AVX-512 casts and extracts start from undefined vectors (a variable initialised from itself),
+// which -Wuninitialized reports once they are inlined here (Highway silences the same in its own ops).
+HWY_DIAGNOSTICS(push)
+HWY_DIAGNOSTICS_OFF(disable : 4701, ignored "-Wuninitialized")
+HWY_DIAGNOSTICS_OFF(disable : 4703, ignored "-Wmaybe-uninitialized")
+
+// This instance's target and VNNI. (The string is the instance's own, so every helper of the instance
+// inlines into these functions; lambdas would not inherit it, hence none below.)
+#define TS_VNNI_ATTR __attribute__((target(HWY_TARGET_STR ",avx512vnni")))
+
+// The kinds with a VNNI step.
+template <class K> inline constexpr bool kVnniKind = kIsK4<K>;
+
+// The 64 codes of chunk c of a Q4_K / Q5_K block (sub-blocks 2c and 2c + 1: the low then the high
+// nibbles of its 32 bytes at qs) in the order of the activations: the 32 bytes in both halves of a
+// vector, the upper half shifted right by 4, then masked to the nibble.
+TS_VNNI_ATTR HWY_INLINE __m512i NibblesK512(const uint8_t* qs) {
+  const __m512i v = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs)));
+  return _mm512_and_si512(_mm512_mask_srli_epi16(v, 0xFFFF0000u, v, 4), _mm512_set1_epi8(0x0F));
+}
+TS_VNNI_ATTR HWY_INLINE void CodesK512(BlockQ4_K, const uint8_t* b, __m512i w[4]) {
+  for (int c = 0; c < 4; ++c) w[c] = NibblesK512(b + BlockQ4_K::kRow.qs + 32 * c);
+}
+// Q5_K: code l of sub-block s takes bit s of qh[l] as its fifth bit (BitsTo4's shift and mask). With
+// qh in both halves and the upper half shifted right by 1 once, bit 2c of each byte is the fifth bit
+// of chunk c's two sub-blocks in both halves (bits 0-6 of a byte stay its own: bit 7 of a low byte
+// takes the high byte's bit 0, and 2c <= 6 never reads it).
+TS_VNNI_ATTR HWY_INLINE __m512i FifthBits(__m512i qh2, int c) {
+  const __m512i s = c == 0 ? _mm512_slli_epi16(qh2, 4) : c == 1 ? _mm512_slli_epi16(qh2, 2) : c == 2 ? qh2 : _mm512_srli_epi16(qh2, 2);
+  return _mm512_and_si512(s, _mm512_set1_epi8(0x10));
+}
+TS_VNNI_ATTR HWY_INLINE void CodesK512(BlockQ5_K, const uint8_t* b, __m512i w[4]) {
+  const __m512i qh = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + BlockQ5_K::kRow.qh)));
+  const __m512i qh2 = _mm512_mask_srli_epi16(qh, 0xFFFF0000u, qh, 1);
+  for (int c = 0; c < 4; ++c) w[c] = _mm512_or_si512(NibblesK512(b + BlockQ5_K::kRow.qs + 32 * c), FifthBits(qh2, c));
+}
+
+// The reduction of a block's four vpdpbusd results v[c] (chunk c: i32 lane 4b + l holds 4 products
+// of sub-block 2c + (b >> 1), codes 16 (b & 1) + 4 l.., each sum within +-4 * 31 * 127, an i16) to
+// DotQ8K4's 8 lanes: packs of chunks 0, 1 and 2, 3 to i16 (exact), madd by each group's scale (two
+// codes' sums a lane), then every output lane gathers its 4 lanes of the two madds by two two-source
+// permutes, an add, and an add of the two 256-bit halves.
+//
+// Lane 2u + e of madd p (p = 0: chunks 0, 1; 1: chunks 2, 3), u = 2b + k, holds part e of sub-block
+// s = 2c + (b >> 1) of chunk c = 2p + k, over codes 16 (b & 1)..: its index among both madds' 32 lanes.
+constexpr int MaddLane(int s, int h, int e) {
+  const int c = s >> 1, b = 2 * (s & 1) + h;
+  return 16 * (c >> 1) + 4 * b + 2 * (c & 1) + e;
+}
+// DotQ8K4's lane 4h + t sums half h of sub-blocks first and second (three levels: 2t and 2t + 1; two:
+// t and t + 4). Permute e, lane x: part e of sub-block `first` (x < 8) or `second` (x >= 8) of lane x % 8.
+template <int kMaxCode> constexpr std::array<int32_t, 16> GatherLanes(int e) {
+  std::array<int32_t, 16> idx{};
+  for (int x = 0; x < 16; ++x) {
+    const int h = (x & 7) >> 2, t = x & 3, second = x >> 3;
+    const int s = kK4ThreeLevels<kMaxCode> ? 2 * t + second : t + 4 * second;
+    idx[static_cast<size_t>(x)] = MaddLane(s, h, e);
+  }
+  return idx;
+}
+template <int kMaxCode, int e> inline constexpr std::array<int32_t, 16> kGatherLanes = GatherLanes<kMaxCode>(e);
+// The scale of each i16 lane of pack p of block j (of a pair, scales as LoadK4Scales: block j's 8 in
+// words 8j..): word 8b + 4k + l holds chunk 2p + k's sub-block 2 (2p + k) + (b >> 1).
+constexpr std::array<int16_t, 32> ScaleWords(int j, int p) {
+  std::array<int16_t, 32> idx{};
+  for (int x = 0; x < 32; ++x) idx[static_cast<size_t>(x)] = static_cast<int16_t>(8 * j + 2 * (2 * p + ((x & 7) >> 2)) + ((x >> 3) >> 1));
+  return idx;
+}
+template <int j, int p> inline constexpr std::array<int16_t, 32> kScaleWords = ScaleWords(j, p);
+
+template <class T, size_t N> TS_VNNI_ATTR HWY_INLINE __m512i LoadIndex(const std::array<T, N>& a) {
+  return _mm512_loadu_si512(a.data());
+}
+
+// Block j of a pair (or a lone block) of Q4_K / Q5_K against M activation rows: DotQ8K4's integer sums
+// in VNNI, then its F32 steps.
+template <int M, int kMaxCode, int kBlocks, int j, class K>
+TS_VNNI_ATTR HWY_INLINE void VnniK4Block(const K4Pair& s, const uint8_t* bj, int64_t blk, const ActQ8K* a, VF* acc,
+                                         VF* acc_odd) {
+  static_assert(4 * kMaxCode * 127 < 32768, "a vpdpbusd lane must fit i16 for the packs");
+  __m512i w[4];
+  CodesK512(K{}, bj, w);
+  const __m512i sc = _mm512_zextsi256_si512(s.sc2);
+  const __m512i s01 = _mm512_permutexvar_epi16(LoadIndex(kScaleWords<j, 0>), sc);
+  const __m512i s23 = _mm512_permutexvar_epi16(LoadIndex(kScaleWords<j, 1>), sc);
+  const __m512i even = LoadIndex(kGatherLanes<kMaxCode, 0>), odd = LoadIndex(kGatherLanes<kMaxCode, 1>);
+  for (int i = 0; i < M; ++i) {
+    const int8_t* at = a[i].q + 256 * (blk + j);
+    __m512i v[4];
+    for (int c = 0; c < 4; ++c) v[c] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), w[c], _mm512_loadu_si512(at + 64 * c));
+    const __m512i q01 = _mm512_madd_epi16(_mm512_packs_epi32(v[0], v[1]), s01);
+    const __m512i q23 = _mm512_madd_epi16(_mm512_packs_epi32(v[2], v[3]), s23);
+    const __m512i z = _mm512_add_epi32(_mm512_permutex2var_epi32(q01, even, q23), _mm512_permutex2var_epi32(q01, odd, q23));
+    const __m256i isum = _mm256_add_epi32(_mm512_castsi512_si256(z), _mm512_extracti64x4_epi64(z, 1));
+    AddK4Block<kBlocks>(s, j, isum, a[i], blk, acc[i], acc_odd[i]);
+  }
+}
+template <int M, int kBlocks, class K>
+TS_VNNI_ATTR HWY_INLINE void VnniK4(const uint8_t* b, int64_t blk, const ActQ8K* a, VF* acc, VF* acc_odd) {
+  constexpr int kMaxCode = std::is_same_v<K, BlockQ4_K> ? 15 : 31;
+  const K4Pair s = LoadK4Pair<kBlocks>(b, K::kBytes);
+  VnniK4Block<M, kMaxCode, kBlocks, 0, K>(s, b, blk, a, acc, acc_odd);
+  if constexpr (kBlocks == 2) VnniK4Block<M, kMaxCode, kBlocks, 1, K>(s, b + K::kBytes, blk, a, acc, acc_odd);
+}
+
+// DotRowQ8 of a VNNI kind: the same pairs of blocks, prefetches and accumulators.
+template <class K, int M>
+TS_VNNI_ATTR HWY_NOINLINE void DotRowQ8Vnni(const uint8_t* HWY_RESTRICT w, int64_t blocks, const ActQ8K* a, float* out,
+                                            int64_t ldo) {
+  VF acc[M], acc_odd[M];
+  for (int i = 0; i < M; ++i) acc[i] = acc_odd[i] = hn::Zero(DF());
+  int64_t blk = 0;
+  for (; blk + 2 <= blocks; blk += 2) {
+    PrefetchAhead(w + blk * K::kBytes, 2 * K::kBytes);
+    VnniK4<M, 2, K>(w + blk * K::kBytes, blk, a, acc, acc_odd);
+  }
+  if (blk < blocks) VnniK4<M, 1, K>(w + blk * K::kBytes, blk, a, acc, acc);
+  StoreRowSums<M>(acc, acc_odd, out, ldo);
+}
+
+#undef TS_VNNI_ATTR
+HWY_DIAGNOSTICS(pop)
+#else
+#define TS_QUANT_VNNI_STEP 0
+#endif
+
+}  // namespace ts::cpu::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#endif  // TS_CPU_QUANT_INT8_VNNI_INL_H_
