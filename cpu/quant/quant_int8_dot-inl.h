@@ -256,11 +256,15 @@ template <int M> HWY_INLINE void DotQ8Block(BlockQ5_K, const uint8_t* b, int64_t
 // Q6_K: chunk j (of 4) of half h holds sub-blocks 8h + 2j and 8h + 2j + 1; the -32 offset is
 // -32 sum_s sc_s bs16_s over the block's 16 sub-blocks, in the same integer sum, times d * da.
 // (|sum| <= 256 * 63 * 127 * 128 + 32 * 16 * 128 * 2032 < 2^29.)
+// (The offset term is where a block's integer sum starts, in the VNNI step too.)
+HWY_INLINE hn::Vec<DI32> Q6Offsets(const int8_t* scales, const int16_t* bs16) {
+  return hn::Neg(hn::ShiftLeft<5>(Q6ScaledSums(scales, bs16)));
+}
 template <int M> HWY_INLINE void DotQ8Block(BlockQ6_K, const uint8_t* b, int64_t blk, const ActQ8K* a, VF* acc) {
   const float d = LoadHalf(b + BlockQ6_K::kRow.d);
   const int8_t* scales = reinterpret_cast<const int8_t*>(b + BlockQ6_K::kRow.scales);
   hn::Vec<DI32> isum[M];
-  for (int i = 0; i < M; ++i) isum[i] = hn::Neg(hn::ShiftLeft<5>(Q6ScaledSums(scales, a[i].bs16 + 16 * blk)));
+  for (int i = 0; i < M; ++i) isum[i] = Q6Offsets(scales, a[i].bs16 + 16 * blk);
   const Q6Scales sc = LoadQ6Scales(scales);
   for (int h = 0; h < 2; ++h)
     for (int j = 0; j < 4; ++j) {

@@ -1,26 +1,29 @@
 // The GGUF integer dot's AVX-512 VNNI step (Highway's re-includable -inl.h pattern; only the AVX-512
-// instance has one): Q4_K and Q5_K weight rows against int8 activations, 64 codes a step in one
+// instance has one): Q4_K, Q5_K and Q6_K weight rows against int8 activations, 64 codes a step in one
 // vpdpbusd, for CPUs whose AVX-512 has VNNI. Highway 1.0 names no AVX-512 target with VNNI, so these
 // functions carry the AVX-512 instance's target plus avx512vnni, and rows_int8 takes them only where
 // the CPU has it (cpu_avx512_vnni); TOUCHSTONE_CPU_SIMD=AVX2 or SCALAR selects an instance without them.
 //
-// Each block's integer sums are the 8 i32 lanes DotQ8K4 (cpu/quant/quant_int8_dot-inl.h) builds, lane
-// for lane, and go through the same F32 steps (AddK4Block, StoreRowSums): the outputs are bit for bit
-// those of the 256-bit step.
+// Each block's integer sums are the 8 i32 lanes of the 256-bit step (DotQ8K4, DotQ8Block in
+// cpu/quant/quant_int8_dot-inl.h), lane for lane, and go through the same F32 steps (AddK4Block,
+// AddScaled, StoreRowSums): the outputs are bit for bit those of the 256-bit step.
 //
-// Vector uops per block of 256 weights, one activation row (the loads of codes and activations aside;
-// both steps fold the activations into their multiplies as memory operands):
-//   256-bit step: codes 4 x 3 (and, shift, and), then per chunk of 64 codes 2 maddubs and a hadd
+// Vector uops per block of 256 weights and one activation row (loads aside: both steps fold the
+// activations into their multiplies as memory operands):
+//   Q4_K, 256-bit: codes 4 x 3 (and, shift, and), then per chunk of 64 codes 2 maddubs and a hadd
 //     (3 uops: 2 shuffles and an add), per block two hadds of chunk pairs, a third, the scales'
-//     permute and a madd: 12 + 4 x 5 + 11 = 43, i.e. 5.4 per 32 weights, 15 of the 43 on the
-//     shuffle port;
-//   this step: codes 4 x 2 (broadcast load, masked shift, and), 4 vpdpbusd, per block the scales'
-//     two word permutes, two packs, two madds, two two-source permutes, an add, an extract and an add:
-//     8 + 4 + 2 + 9 = 23, i.e. 2.9 per 32 weights, 7 on the shuffle port.
-// Each further activation row adds 31 uops a block to the 256-bit step (its maddubs, hadds and madd)
-// and 13 to this one (its vpdpbusd and reduction). Q5_K's fifth bit adds 24 a block to the first
-// (shift, and, or per 32 codes) and 13 to the second (the same per 64 codes, plus one shift). The F32
-// steps after the integer sums (about 10 uops a block and row) are the same in both.
+//     permute and a madd: 12 + 4 x 5 + 11 = 43, i.e. 5.4 per 32 weights, 15 of them shuffles;
+//   Q4_K, VNNI: codes 4 x 2 (broadcast load, masked shift, and), 4 vpdpbusd, per block the scales'
+//     two word permutes, two packs, two madds, two two-source permutes, an add, an extract and an
+//     add: 8 + 4 + 2 + 9 = 23, i.e. 2.9 per 32 weights, 7 of them shuffles.
+//   Each further activation row adds 31 (the maddubs, hadds, madd) and 13 (the vpdpbusd, reduction).
+//   Q5_K's fifth bit adds 24 a block to the first (shift, and, or per 32 codes), 13 to the second.
+//   Q6_K, 256-bit: 8 steps of 32 codes, each about 4 for its codes (nibble, top bits' shift and mask,
+//     or) and 3 for the row (maddubs, madd by the spread scales, add), the scales' 10 shuffles and
+//     the offset term's 4: about 72, 9 per 32 weights; VNNI: 16 for the codes (two steps of 64 from
+//     one load each), 6 for the scales, 4 vpdpbusd and 4 vpdpwssd, the halves' extract and adds and
+//     the offset term: about 37, 4.6 per 32 weights (a further row: 28 against 15).
+// The F32 steps after the integer sums (about 10 uops a block and row) are the same in both.
 #if defined(TS_CPU_QUANT_INT8_VNNI_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef TS_CPU_QUANT_INT8_VNNI_INL_H_
 #undef TS_CPU_QUANT_INT8_VNNI_INL_H_
@@ -52,7 +55,7 @@ HWY_DIAGNOSTICS_OFF(disable : 4703, ignored "-Wmaybe-uninitialized")
 #define TS_VNNI_ATTR __attribute__((target(HWY_TARGET_STR ",avx512vnni")))
 
 // The kinds with a VNNI step.
-template <class K> inline constexpr bool kVnniKind = kIsK4<K>;
+template <class K> inline constexpr bool kVnniKind = kIsK4<K> || std::is_same_v<K, BlockQ6_K>;
 
 // The 64 codes of chunk c of a Q4_K / Q5_K block (sub-blocks 2c and 2c + 1: the low then the high
 // nibbles of its 32 bytes at qs) in the order of the activations: the 32 bytes in both halves of a
@@ -146,6 +149,63 @@ TS_VNNI_ATTR HWY_INLINE void VnniK4(const uint8_t* b, int64_t blk, const ActQ8K*
   if constexpr (kBlocks == 2) VnniK4Block<M, kMaxCode, kBlocks, 1, K>(s, b + K::kBytes, blk, a, acc, acc_odd);
 }
 
+template <int M, int kBlocks, class K>
+  requires kIsK4<K>
+TS_VNNI_ATTR HWY_INLINE void VnniBlocks(K, const uint8_t* b, int64_t blk, const ActQ8K* a, VF* acc, VF* acc_odd) {
+  VnniK4<M, kBlocks, K>(b, blk, a, acc, acc_odd);
+}
+
+// Q6_K in 4 steps of 64 codes, step u = 2h + p over the activations 64u.. (DotQ8Block's steps (h, 2p)
+// and (h, 2p + 1) side by side): the low (p = 0) or high (p = 1) nibbles of the 64 bytes of ql at
+// 64h, their top two bits from qh[32h..] (bits 4p, 4p + 1 in the lower half, 4p + 2, 4p + 3 in the
+// upper, which, shifted right by 2 once, reads as the lower's; a byte's bits 0-5 stay its own).
+// Codes 0-63: a vpdpbusd lane is within +-4 * 63 * 127, an i16, so one vpdpwssd by a scale held in the
+// low word of each i32 lane (0 in the high one) multiplies it exactly and adds it to the sum. Lane
+// 4g + l of step u belongs to sub-block 4u + g; lanes x and x + 8 of the sum are DotQ8Block's lane x.
+TS_VNNI_ATTR HWY_INLINE void CodesQ6(const uint8_t* b, __m512i w[4]) {
+  const __m512i nibble = _mm512_set1_epi8(0x0F), top = _mm512_set1_epi8(0x30);
+  for (int h = 0; h < 2; ++h) {
+    const __m512i q = _mm512_loadu_si512(b + BlockQ6_K::kRow.qs + 64 * h);
+    const __m512i qh = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + BlockQ6_K::kRow.qh + 32 * h)));
+    const __m512i qh2 = _mm512_mask_srli_epi16(qh, 0xFFFF0000u, qh, 2);
+    w[2 * h] = _mm512_or_si512(_mm512_and_si512(q, nibble), _mm512_and_si512(_mm512_slli_epi16(qh2, 4), top));
+    w[2 * h + 1] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(q, 4), nibble), _mm512_and_si512(qh2, top));
+  }
+}
+constexpr std::array<int32_t, 16> Q6ScaleLanes(int u) {
+  std::array<int32_t, 16> idx{};
+  for (int x = 0; x < 16; ++x) idx[static_cast<size_t>(x)] = 4 * u + (x >> 2);
+  return idx;
+}
+template <int u> inline constexpr std::array<int32_t, 16> kQ6ScaleLanes = Q6ScaleLanes(u);
+template <int M>
+TS_VNNI_ATTR HWY_INLINE void VnniQ6Block(const uint8_t* b, int64_t blk, const ActQ8K* a, VF* acc) {
+  const float d = LoadHalf(b + BlockQ6_K::kRow.d);
+  const int8_t* scales = reinterpret_cast<const int8_t*>(b + BlockQ6_K::kRow.scales);
+  __m512i w[4];
+  CodesQ6(b, w);
+  // The 16 scales as i16 in the low word of an i32 lane each, then spread to each step's 4 sub-blocks.
+  const __m512i sc = _mm512_cvtepu16_epi32(_mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(scales))));
+  const __m512i step_scales[4] = {_mm512_permutexvar_epi32(LoadIndex(kQ6ScaleLanes<0>), sc),
+                                  _mm512_permutexvar_epi32(LoadIndex(kQ6ScaleLanes<1>), sc),
+                                  _mm512_permutexvar_epi32(LoadIndex(kQ6ScaleLanes<2>), sc),
+                                  _mm512_permutexvar_epi32(LoadIndex(kQ6ScaleLanes<3>), sc)};
+  for (int i = 0; i < M; ++i) {
+    const int8_t* at = a[i].q + 256 * blk;
+    __m512i sum = _mm512_setzero_si512();
+    for (int u = 0; u < 4; ++u)
+      sum = _mm512_dpwssd_epi32(sum, _mm512_dpbusd_epi32(_mm512_setzero_si512(), w[u], _mm512_loadu_si512(at + 64 * u)),
+                                step_scales[u]);
+    const hn::Vec<DI32> steps{_mm256_add_epi32(_mm512_castsi512_si256(sum), _mm512_extracti64x4_epi64(sum, 1))};
+    AddScaled(acc[i], hn::Add(Q6Offsets(scales, a[i].bs16 + 16 * blk), steps), d * a[i].d[blk]);
+  }
+}
+template <int M, int kBlocks>
+TS_VNNI_ATTR HWY_INLINE void VnniBlocks(BlockQ6_K, const uint8_t* b, int64_t blk, const ActQ8K* a, VF* acc, VF* acc_odd) {
+  VnniQ6Block<M>(b, blk, a, acc);
+  if constexpr (kBlocks == 2) VnniQ6Block<M>(b + BlockQ6_K::kBytes, blk + 1, a, acc_odd);
+}
+
 // DotRowQ8 of a VNNI kind: the same pairs of blocks, prefetches and accumulators.
 template <class K, int M>
 TS_VNNI_ATTR HWY_NOINLINE void DotRowQ8Vnni(const uint8_t* HWY_RESTRICT w, int64_t blocks, const ActQ8K* a, float* out,
@@ -155,9 +215,9 @@ TS_VNNI_ATTR HWY_NOINLINE void DotRowQ8Vnni(const uint8_t* HWY_RESTRICT w, int64
   int64_t blk = 0;
   for (; blk + 2 <= blocks; blk += 2) {
     PrefetchAhead(w + blk * K::kBytes, 2 * K::kBytes);
-    VnniK4<M, 2, K>(w + blk * K::kBytes, blk, a, acc, acc_odd);
+    VnniBlocks<M, 2>(K{}, w + blk * K::kBytes, blk, a, acc, acc_odd);
   }
-  if (blk < blocks) VnniK4<M, 1, K>(w + blk * K::kBytes, blk, a, acc, acc);
+  if (blk < blocks) VnniBlocks<M, 1>(K{}, w + blk * K::kBytes, blk, a, acc, acc);
   StoreRowSums<M>(acc, acc_odd, out, ldo);
 }
 
