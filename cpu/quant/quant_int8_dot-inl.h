@@ -50,6 +50,18 @@ HWY_INLINE void AddOffsets(VF d, const Halves& mh, int j, int64_t at, const ActQ
   }
 }
 
+// scale[i][j] = block j's d times row i's activation scale, for the 8 blocks of a group from blk0
+// (dh, mh: their f16 d and mins, LoadHalves8), kept in memory; the offsets into odd.
+template <class K, int M, class Halves>
+HWY_INLINE void LegacyScales(const Halves& dh, const Halves& mh, int64_t blk0, const ActQ8* a, VF* odd, float (&scale)[M][8]) {
+  for (int j = 0; j < 8; j += kNF) {
+    const VF d = F16Lanes(dh, j);
+    for (int i = 0; i < M; ++i) hn::StoreU(hn::Mul(d, hn::LoadU(DF(), a[i].d + blk0 + j)), DF(), scale[i] + j);
+    AddOffsets<K, M>(d, mh, j, blk0, a, odd);
+  }
+  KeepInMemory(scale);
+}
+
 // Blocks of 32 (Q4_0, Q4_1, Q8_0), nb <= 8 of them from block blk0 of the row (a multiple of 8): their
 // f16 scales (and mins) widened 8 at a time, the offsets times the activation sums as one vector FMA.
 // A full group of Q4_0 / Q4_1 on AVX2 then takes PairedSums8 and one FMA per row; anything else an
@@ -73,12 +85,7 @@ HWY_INLINE void DotQ8Legacy(const uint8_t* b, int64_t blk0, int nb, const ActQ8*
   }
 #endif
   float scale[M][8];
-  for (int j = 0; j < 8; j += kNF) {
-    const VF d = F16Lanes(dh, j);
-    for (int i = 0; i < M; ++i) hn::StoreU(hn::Mul(d, hn::LoadU(DF(), a[i].d + blk0 + j)), DF(), scale[i] + j);
-    AddOffsets<K, M>(d, mh, j, blk0, a, odd);
-  }
-  KeepInMemory(scale);
+  LegacyScales<K, M>(dh, mh, blk0, a, odd, scale);
   // Block j into sums (acc for even j, odd for odd j: the choice must be static to stay in registers).
   const auto block = [&](int j, VF* sums) {
     const uint8_t* qs = b + j * K::kBytes + K::kQs;

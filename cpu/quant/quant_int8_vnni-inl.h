@@ -1,12 +1,13 @@
 // The GGUF integer dot's AVX-512 VNNI step (Highway's re-includable -inl.h pattern; only the AVX-512
-// instance has one): Q4_K, Q5_K and Q6_K weight rows against int8 activations, 64 codes a step in one
-// vpdpbusd, for CPUs whose AVX-512 has VNNI. Highway 1.0 names no AVX-512 target with VNNI, so these
+// instance has one): Q4_K, Q5_K, Q6_K and Q8_0 weight rows against int8 activations, 64 codes a step
+// in one vpdpbusd, for CPUs whose AVX-512 has VNNI. Highway 1.0 names no AVX-512 target with VNNI, so these
 // functions carry the AVX-512 instance's target plus avx512vnni, and rows_int8 takes them only where
 // the CPU has it (cpu_avx512_vnni); TOUCHSTONE_CPU_SIMD=AVX2 or SCALAR selects an instance without them.
 //
-// Each block's integer sums are the 8 i32 lanes of the 256-bit step (DotQ8K4, DotQ8Block in
-// cpu/quant/quant_int8_dot-inl.h), lane for lane, and go through the same F32 steps (AddK4Block,
-// AddScaled, StoreRowSums): the outputs are bit for bit those of the 256-bit step.
+// Each block's integer sums are the 8 i32 lanes of the 256-bit step (DotQ8K4, DotQ8Block, DotQ8Legacy
+// in cpu/quant/quant_int8_dot-inl.h), lane for lane, and go through the same F32 steps (AddK4Block,
+// AddScaled or its lanes' FMAs, StoreRowSums): the outputs are bit for bit those of the 256-bit step.
+// (Q4_0 / Q4_1 keep the 256-bit step: their paired sums of 8 blocks would need another reduction.)
 //
 // Vector uops per block of 256 weights and one activation row (loads aside: both steps fold the
 // activations into their multiplies as memory operands):
@@ -23,7 +24,10 @@
 //     the offset term's 4: about 72, 9 per 32 weights; VNNI: 16 for the codes (two steps of 64 from
 //     one load each), 6 for the scales, 4 vpdpbusd and 4 vpdpwssd, the halves' extract and adds and
 //     the offset term: about 37, 4.6 per 32 weights (a further row: 28 against 15).
-// The F32 steps after the integer sums (about 10 uops a block and row) are the same in both.
+//   Q8_0, per 64 weights (two blocks): 256-bit, 2 x (2 signs, maddubs, madd, convert, FMA) = 12;
+//     VNNI, an insert, an abs and a sign mask for the codes, then a masked negate, a vpdpbusd, a
+//     convert, a scale broadcast and one FMA for the row: 8 (a further row: 10 against 5).
+// The F32 steps after the integer sums (about 10 uops a block and row for the K kinds) are the same.
 #if defined(TS_CPU_QUANT_INT8_VNNI_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef TS_CPU_QUANT_INT8_VNNI_INL_H_
 #undef TS_CPU_QUANT_INT8_VNNI_INL_H_
@@ -55,7 +59,8 @@ HWY_DIAGNOSTICS_OFF(disable : 4703, ignored "-Wmaybe-uninitialized")
 #define TS_VNNI_ATTR __attribute__((target(HWY_TARGET_STR ",avx512vnni")))
 
 // The kinds with a VNNI step.
-template <class K> inline constexpr bool kVnniKind = kIsK4<K> || std::is_same_v<K, BlockQ6_K>;
+template <class K>
+inline constexpr bool kVnniKind = kIsK4<K> || std::is_same_v<K, BlockQ6_K> || std::is_same_v<K, BlockQ8_0>;
 
 // The 64 codes of chunk c of a Q4_K / Q5_K block (sub-blocks 2c and 2c + 1: the low then the high
 // nibbles of its 32 bytes at qs) in the order of the activations: the 32 bytes in both halves of a
@@ -206,18 +211,62 @@ TS_VNNI_ATTR HWY_INLINE void VnniBlocks(BlockQ6_K, const uint8_t* b, int64_t blk
   if constexpr (kBlocks == 2) VnniQ6Block<M>(b + BlockQ6_K::kBytes, blk + 1, a, acc_odd);
 }
 
-// DotRowQ8 of a VNNI kind: the same pairs of blocks, prefetches and accumulators.
-template <class K, int M>
-TS_VNNI_ATTR HWY_NOINLINE void DotRowQ8Vnni(const uint8_t* HWY_RESTRICT w, int64_t blocks, const ActQ8K* a, float* out,
-                                            int64_t ldo) {
-  VF acc[M], acc_odd[M];
-  for (int i = 0; i < M; ++i) acc[i] = acc_odd[i] = hn::Zero(DF());
-  int64_t blk = 0;
-  for (; blk + 2 <= blocks; blk += 2) {
-    PrefetchAhead(w + blk * K::kBytes, 2 * K::kBytes);
-    VnniBlocks<M, 2>(K{}, w + blk * K::kBytes, blk, a, acc, acc_odd);
+// Q8_0: a group of nb <= 8 blocks from blk0 (DotQ8Legacy's), two blocks of signed codes a step: the
+// 64 codes' magnitudes against the activations negated where a code is negative (the 256-bit step's
+// sign trick in a mask; |-128| reads as the unsigned 128), so that lanes 0-7 hold block j's 8 i32
+// lanes and 8-15 block j + 1's, each as DotI8 builds them. Both blocks' F32 steps in one 512-bit FMA,
+// lanes 0-7 of `both` being acc's and 8-15 acc_odd's: lane for lane the two 256-bit FMAs of the
+// 256-bit step. A lone last block keeps the upper lanes (masked), and reads no activation past its own.
+template <int M>
+TS_VNNI_ATTR HWY_INLINE void VnniQ8Group(const uint8_t* b, int64_t blk0, int nb, const ActQ8* a, __m512* both) {
+  using K = BlockQ8_0;
+  const auto dh = LoadHalves8<K::kBytes>(b, nb);
+  float scale[M][8];
+  LegacyScales<K, M>(dh, dh, blk0, a, nullptr, scale);  // (no offsets: Q8_0 has none)
+  for (int j = 0; j < nb; j += 2) {
+    const bool two = j + 1 < nb;
+    const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + j * K::kBytes + K::kQs));
+    const __m256i y = two ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + (j + 1) * K::kBytes + K::kQs))
+                          : _mm256_setzero_si256();
+    const __m512i w = _mm512_inserti64x4(_mm512_castsi256_si512(x), y, 1);
+    const __m512i mag = _mm512_abs_epi8(w);
+    const __mmask64 neg = _mm512_movepi8_mask(w);
+    const __mmask64 bytes = two ? ~__mmask64{0} : (__mmask64{1} << 32) - 1;
+    for (int i = 0; i < M; ++i) {
+      const __m512i at = _mm512_maskz_loadu_epi8(bytes, a[i].q + 32 * (blk0 + j));
+      const __m512i isum = _mm512_dpbusd_epi32(_mm512_setzero_si512(), mag, _mm512_mask_sub_epi8(at, neg, _mm512_setzero_si512(), at));
+      const __m512 s = _mm512_insertf32x8(_mm512_set1_ps(scale[i][j]), _mm256_set1_ps(two ? scale[i][j + 1] : 0.0f), 1);
+      both[i] = _mm512_mask3_fmadd_ps(_mm512_cvtepi32_ps(isum), s, both[i], two ? __mmask16{0xFFFF} : __mmask16{0x00FF});
+    }
   }
-  if (blk < blocks) VnniBlocks<M, 1>(K{}, w + blk * K::kBytes, blk, a, acc, acc);
+}
+
+// DotRowQ8 of a VNNI kind: the same groups or pairs of blocks, prefetches and accumulators.
+template <class K, int M>
+TS_VNNI_ATTR HWY_NOINLINE void DotRowQ8Vnni(const uint8_t* HWY_RESTRICT w, int64_t blocks, const typename K::Act* a,
+                                            float* out, int64_t ldo) {
+  VF acc[M], acc_odd[M];
+  int64_t blk = 0;
+  if constexpr (K::kElems == 32) {
+    __m512 both[M];
+    for (int i = 0; i < M; ++i) both[i] = _mm512_setzero_ps();
+    for (; blk + 8 <= blocks; blk += 8) {
+      PrefetchAhead(w + blk * K::kBytes, 8 * K::kBytes);
+      VnniQ8Group<M>(w + blk * K::kBytes, blk, 8, a, both);
+    }
+    if (blk < blocks) VnniQ8Group<M>(w + blk * K::kBytes, blk, static_cast<int>(blocks - blk), a, both);
+    for (int i = 0; i < M; ++i) {
+      acc[i].raw = _mm512_castps512_ps256(both[i]);
+      acc_odd[i].raw = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(both[i]), 1));
+    }
+  } else {
+    for (int i = 0; i < M; ++i) acc[i] = acc_odd[i] = hn::Zero(DF());
+    for (; blk + 2 <= blocks; blk += 2) {
+      PrefetchAhead(w + blk * K::kBytes, 2 * K::kBytes);
+      VnniBlocks<M, 2>(K{}, w + blk * K::kBytes, blk, a, acc, acc_odd);
+    }
+    if (blk < blocks) VnniBlocks<M, 1>(K{}, w + blk * K::kBytes, blk, a, acc, acc);
+  }
   StoreRowSums<M>(acc, acc_odd, out, ldo);
 }
 
