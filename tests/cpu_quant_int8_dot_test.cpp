@@ -148,7 +148,7 @@ TEST_F(CpuQuantInt8Dot, VnniStepMatchesThe256BitStepBitForBit) {
   if (!int8_vnni_step()) {
     GTEST_SKIP() << "no AVX-512 VNNI step here (the CPU lacks VNNI or the SIMD target is below AVX-512)";
   }
-  for (QuantKind kind : {QuantKind::Q4_K, QuantKind::Q5_K, QuantKind::Q6_K, QuantKind::Q8_0})
+  for (QuantKind kind : {QuantKind::Q4_0, QuantKind::Q4_1, QuantKind::Q8_0, QuantKind::Q4_K, QuantKind::Q5_K, QuantKind::Q6_K})
     for (int64_t m : {1, 2, 3, 4, 6})
       for (bool full_scale : {false, true})
         for (bool extreme_weights : {false, true}) expect_vnni_matches_256_bit(kind, m, full_scale, extreme_weights);

@@ -62,6 +62,21 @@ HWY_INLINE void LegacyScales(const Halves& dh, const Halves& mh, int64_t blk0, c
   KeepInMemory(scale);
 }
 
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+// A full group of Q4_0 / Q4_1 around its integer sums (lane j: block j's, PairedSums8 or the VNNI
+// step's): the blocks' d, the offsets into odd; then one FMA per row.
+template <class K, int M, class Halves>
+HWY_INLINE VF PairedGroupStart(const Halves& dh, const Halves& mh, int64_t blk0, const ActQ8* a, VF* odd) {
+  const VF d = F16Lanes(dh, 0);
+  AddOffsets<K, M>(d, mh, 0, blk0, a, odd);
+  return d;
+}
+template <int M> HWY_INLINE void PairedGroupEnd(VF d, const hn::Vec<DI32>* sums, int64_t blk0, const ActQ8* a, VF* acc) {
+  for (int i = 0; i < M; ++i)
+    acc[i] = hn::MulAdd(hn::ConvertTo(DF(), sums[i]), hn::Mul(d, hn::LoadU(DF(), a[i].d + blk0)), acc[i]);
+}
+#endif
+
 // Blocks of 32 (Q4_0, Q4_1, Q8_0), nb <= 8 of them from block blk0 of the row (a multiple of 8): their
 // f16 scales (and mins) widened 8 at a time, the offsets times the activation sums as one vector FMA.
 // A full group of Q4_0 / Q4_1 on AVX2 then takes PairedSums8 and one FMA per row; anything else an
@@ -75,12 +90,10 @@ HWY_INLINE void DotQ8Legacy(const uint8_t* b, int64_t blk0, int nb, const ActQ8*
   const bool paired = K::kPaired && nb == 8;  // a full group: its activations in paired order
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
   if (paired) {
-    const VF d = F16Lanes(dh, 0);
-    AddOffsets<K, M>(d, mh, 0, blk0, a, odd);
+    const VF d = PairedGroupStart<K, M>(dh, mh, blk0, a, odd);
     hn::Vec<DI32> sums[M];
     PairedSums8<K, M>(b, blk0, a, sums);
-    for (int i = 0; i < M; ++i)
-      acc[i] = hn::MulAdd(hn::ConvertTo(DF(), sums[i]), hn::Mul(d, hn::LoadU(DF(), a[i].d + blk0)), acc[i]);
+    PairedGroupEnd<M>(d, sums, blk0, a, acc);
     return;
   }
 #endif

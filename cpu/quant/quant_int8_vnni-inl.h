@@ -1,13 +1,12 @@
 // The GGUF integer dot's AVX-512 VNNI step (Highway's re-includable -inl.h pattern; only the AVX-512
-// instance has one): Q4_K, Q5_K, Q6_K and Q8_0 weight rows against int8 activations, 64 codes a step
-// in one vpdpbusd, for CPUs whose AVX-512 has VNNI. Highway 1.0 names no AVX-512 target with VNNI, so these
+// instance has one): the weight rows of every GGUF kind against int8 activations, 64 codes a step in
+// one vpdpbusd, for CPUs whose AVX-512 has VNNI. Highway 1.0 names no AVX-512 target with VNNI, so these
 // functions carry the AVX-512 instance's target plus avx512vnni, and rows_int8 takes them only where
 // the CPU has it (cpu_avx512_vnni); TOUCHSTONE_CPU_SIMD=AVX2 or SCALAR selects an instance without them.
 //
 // Each block's integer sums are the 8 i32 lanes of the 256-bit step (DotQ8K4, DotQ8Block, DotQ8Legacy
 // in cpu/quant/quant_int8_dot-inl.h), lane for lane, and go through the same F32 steps (AddK4Block,
 // AddScaled or its lanes' FMAs, StoreRowSums): the outputs are bit for bit those of the 256-bit step.
-// (Q4_0 / Q4_1 keep the 256-bit step: their paired sums of 8 blocks would need another reduction.)
 //
 // Vector uops per block of 256 weights and one activation row (loads aside: both steps fold the
 // activations into their multiplies as memory operands):
@@ -27,6 +26,9 @@
 //   Q8_0, per 64 weights (two blocks): 256-bit, 2 x (2 signs, maddubs, madd, convert, FMA) = 12;
 //     VNNI, an insert, an abs and a sign mask for the codes, then a masked negate, a vpdpbusd, a
 //     convert, a scale broadcast and one FMA for the row: 8 (a further row: 10 against 5).
+//   Q4_0 / Q4_1, per group of 256 weights: 256-bit, codes 4 x 4 (insert, and, shift, and), 8 maddubs,
+//     4 adds, 3 hadds (9) and a madd: 38; VNNI, codes 4 x 3 (the two broadcasts, masked shift, and),
+//     4 vpdpbusd, the 9 of SumBlocks4, an extract and an add: 27 (a further row: 22 against 15).
 // The F32 steps after the integer sums (about 10 uops a block and row for the K kinds) are the same.
 #if defined(TS_CPU_QUANT_INT8_VNNI_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef TS_CPU_QUANT_INT8_VNNI_INL_H_
@@ -40,6 +42,7 @@
 #include <type_traits>
 
 #include "cpu/quant/quant_int8_dot-inl.h"
+#include "cpu/runtime/avx512_lanes.h"
 #include "hwy/highway.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -57,10 +60,6 @@ HWY_DIAGNOSTICS_OFF(disable : 4703, ignored "-Wmaybe-uninitialized")
 // This instance's target and VNNI. (The string is the instance's own, so every helper of the instance
 // inlines into these functions; lambdas would not inherit it, hence none below.)
 #define TS_VNNI_ATTR __attribute__((target(HWY_TARGET_STR ",avx512vnni")))
-
-// The kinds with a VNNI step.
-template <class K>
-inline constexpr bool kVnniKind = kIsK4<K> || std::is_same_v<K, BlockQ6_K> || std::is_same_v<K, BlockQ8_0>;
 
 // The 64 codes of chunk c of a Q4_K / Q5_K block (sub-blocks 2c and 2c + 1: the low then the high
 // nibbles of its 32 bytes at qs) in the order of the activations: the 32 bytes in both halves of a
@@ -241,13 +240,58 @@ TS_VNNI_ATTR HWY_INLINE void VnniQ8Group(const uint8_t* b, int64_t blk0, int nb,
   }
 }
 
-// DotRowQ8 of a VNNI kind: the same groups or pairs of blocks, prefetches and accumulators.
+// Q4_0 / Q4_1: a full group of 8 blocks (DotQ8Legacy's paired branch), 64 codes a step over the paired
+// activations (ActQ8::qp: 64 bytes at 64p hold codes 0-15 of blocks p and p + 4, then their codes
+// 16-31): blocks p and p + 4's 16 bytes of nibbles in alternate 128-bit blocks, the upper half shifted
+// right by 4, masked. vpdpbusd's block b of step p then sums codes of block p (b even) or p + 4 (b
+// odd); SumBlocks4 (cpu/runtime/avx512_lanes.h) of the 4 steps and the add of its halves leave block
+// j's whole sum in lane j, PairedSums8's lanes (integers, exact in any order), which the same F32
+// steps take.
+template <class K, int M>
+TS_VNNI_ATTR HWY_INLINE void VnniPairedGroup(const uint8_t* b, int64_t blk0, const ActQ8* a, VF* acc, VF* odd) {
+  const auto dh = LoadHalves8<K::kBytes>(b, 8);
+  const auto mh = LoadHalves8<K::kBytes>(b + K::kMinAt, K::kMinAt != 0 ? 8 : 0);
+  const VF d = PairedGroupStart<K, M>(dh, mh, blk0, a, odd);
+  __m512i w[4];
+  for (int p = 0; p < 4; ++p) {
+    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + p * K::kBytes + K::kQs));
+    const __m128i y = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + (p + 4) * K::kBytes + K::kQs));
+    const __m512i v = _mm512_mask_broadcast_i32x4(_mm512_broadcast_i32x4(x), 0xF0F0, y);
+    w[p] = _mm512_and_si512(_mm512_mask_srli_epi16(v, 0xFFFF0000u, v, 4), _mm512_set1_epi8(0x0F));
+  }
+  hn::Vec<DI32> sums[M];
+  for (int i = 0; i < M; ++i) {
+    const int8_t* at = a[i].qp + 32 * blk0;
+    __m512i v[4];
+    for (int p = 0; p < 4; ++p) v[p] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), w[p], _mm512_loadu_si512(at + 64 * p));
+    const __m512i r = SumBlocks4(v[0], v[1], v[2], v[3]);
+    sums[i].raw = _mm256_add_epi32(_mm512_castsi512_si256(r), _mm512_extracti64x4_epi64(r, 1));
+  }
+  PairedGroupEnd<M>(d, sums, blk0, a, acc);
+}
+
+// DotRowQ8 of a VNNI kind: the same groups or pairs of blocks, prefetches and accumulators. (A
+// paired kind's short last group, natural order, takes the 256-bit step: DotQ8Legacy inlines here.)
 template <class K, int M>
 TS_VNNI_ATTR HWY_NOINLINE void DotRowQ8Vnni(const uint8_t* HWY_RESTRICT w, int64_t blocks, const typename K::Act* a,
                                             float* out, int64_t ldo) {
   VF acc[M], acc_odd[M];
   int64_t blk = 0;
-  if constexpr (K::kElems == 32) {
+  if constexpr (K::kElems != 32) {
+    for (int i = 0; i < M; ++i) acc[i] = acc_odd[i] = hn::Zero(DF());
+    for (; blk + 2 <= blocks; blk += 2) {
+      PrefetchAhead(w + blk * K::kBytes, 2 * K::kBytes);
+      VnniBlocks<M, 2>(K{}, w + blk * K::kBytes, blk, a, acc, acc_odd);
+    }
+    if (blk < blocks) VnniBlocks<M, 1>(K{}, w + blk * K::kBytes, blk, a, acc, acc);
+  } else if constexpr (K::kPaired) {
+    for (int i = 0; i < M; ++i) acc[i] = acc_odd[i] = hn::Zero(DF());
+    for (; blk + 8 <= blocks; blk += 8) {
+      PrefetchAhead(w + blk * K::kBytes, 8 * K::kBytes);
+      VnniPairedGroup<K, M>(w + blk * K::kBytes, blk, a, acc, acc_odd);
+    }
+    if (blk < blocks) DotQ8Legacy<K, M>(w + blk * K::kBytes, blk, static_cast<int>(blocks - blk), a, acc, acc_odd);
+  } else {
     __m512 both[M];
     for (int i = 0; i < M; ++i) both[i] = _mm512_setzero_ps();
     for (; blk + 8 <= blocks; blk += 8) {
@@ -259,13 +303,6 @@ TS_VNNI_ATTR HWY_NOINLINE void DotRowQ8Vnni(const uint8_t* HWY_RESTRICT w, int64
       acc[i].raw = _mm512_castps512_ps256(both[i]);
       acc_odd[i].raw = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(both[i]), 1));
     }
-  } else {
-    for (int i = 0; i < M; ++i) acc[i] = acc_odd[i] = hn::Zero(DF());
-    for (; blk + 2 <= blocks; blk += 2) {
-      PrefetchAhead(w + blk * K::kBytes, 2 * K::kBytes);
-      VnniBlocks<M, 2>(K{}, w + blk * K::kBytes, blk, a, acc, acc_odd);
-    }
-    if (blk < blocks) VnniBlocks<M, 1>(K{}, w + blk * K::kBytes, blk, a, acc, acc);
   }
   StoreRowSums<M>(acc, acc_odd, out, ldo);
 }

@@ -28,18 +28,17 @@ bool VnniStepRuns() {
 }
 
 // Pairs [i0, i0 + m) of one weight row, m <= 4 (the dot's row count is a template argument), in the
-// VNNI step where `vnni` and the kind has one.
+// VNNI step where `vnni`.
 template <class K>
 HWY_INLINE void DotPairs(const uint8_t* row, int64_t blocks, const typename K::Act* act, int64_t m, float* out,
                          int64_t ldo, bool vnni) {
 #if TS_QUANT_VNNI_STEP
-  if constexpr (kVnniKind<K>)
-    if (vnni) switch (m) {
-        case 1: return DotRowQ8Vnni<K, 1>(row, blocks, act, out, ldo);
-        case 2: return DotRowQ8Vnni<K, 2>(row, blocks, act, out, ldo);
-        case 3: return DotRowQ8Vnni<K, 3>(row, blocks, act, out, ldo);
-        default: return DotRowQ8Vnni<K, 4>(row, blocks, act, out, ldo);
-      }
+  if (vnni) switch (m) {
+      case 1: return DotRowQ8Vnni<K, 1>(row, blocks, act, out, ldo);
+      case 2: return DotRowQ8Vnni<K, 2>(row, blocks, act, out, ldo);
+      case 3: return DotRowQ8Vnni<K, 3>(row, blocks, act, out, ldo);
+      default: return DotRowQ8Vnni<K, 4>(row, blocks, act, out, ldo);
+    }
 #else
   (void)vnni;
 #endif
