@@ -131,16 +131,6 @@ template <class K> inline constexpr bool kIsK4 = std::is_same_v<K, BlockQ4_K> ||
 // dmin * da * sum_c m_c * bs32_c. (|sum| <= 8 * 32 * 31 * 127 * 63 < 2^26: no overflow, and its F32
 // rounding is far below da's.)
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
-// kBlocks (1 or 2) blocks from b, block j into acc (j = 0) or acc_odd (j = 1); chunk(bj, c, lo, hi)
-// gives the 64 codes of chunk c (of 4) of the block at bj: sub-block 2c in lo, 2c + 1 in hi, 32 each,
-// in the order of the activations (natural). The two maddubs' i16 lanes (2 products each) are merged
-// by hadd, which keeps a lane to one sub-block: [2c x4 | 2c + 1 x4] per 128-bit half, 4 products a
-// lane; a second hadd of chunks c, c + 1 gives [2c, 2c, .., 2c + 3, 2c + 3] (8 products), a third
-// of the two pairs [0, 1, .., 7] (16). Each level fits i16 while its products do: 8 * 31 * 127 and
-// 16 * 15 * 127 < 2^15, so Q4_K (codes <= 15) takes all three levels and one madd by its scales per
-// block, Q5_K (codes <= 31) two levels and two madds. The two blocks share the scale decoding, the
-// madd of their mins by the 32-sums (adjacent in ActQ8K::bs32) and its FMA, and the conversion of
-// their f16 d and dmin.
 // A pair's (or a lone block's) scales and mins as i16 (LoadK4Scales) and its f16 d, dmin as F32
 // (d0, dmin0, d1, dmin1): decoded once for both blocks, whichever step takes their integer sums
 // (DotQ8K4 here, the AVX-512 VNNI one of cpu/quant/quant_int8_vnni-inl.h).
@@ -180,6 +170,16 @@ HWY_INLINE void AddK4Block(const K4Pair& s, int j, __m256i isum, const ActQ8K& a
     to.raw = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(_mm256_madd_epi16(s.mn2, bs)), dmin_da, to.raw);
   }
 }
+// kBlocks (1 or 2) blocks from b, block j into acc (j = 0) or acc_odd (j = 1); chunk(bj, c, lo, hi)
+// gives the 64 codes of chunk c (of 4) of the block at bj: sub-block 2c in lo, 2c + 1 in hi, 32 each,
+// in the order of the activations (natural). The two maddubs' i16 lanes (2 products each) are merged
+// by hadd, which keeps a lane to one sub-block: [2c x4 | 2c + 1 x4] per 128-bit half, 4 products a
+// lane; a second hadd of chunks c, c + 1 gives [2c, 2c, .., 2c + 3, 2c + 3] (8 products), a third
+// of the two pairs [0, 1, .., 7] (16). Each level fits i16 while its products do: 8 * 31 * 127 and
+// 16 * 15 * 127 < 2^15, so Q4_K (codes <= 15) takes all three levels and one madd by its scales per
+// block, Q5_K (codes <= 31) two levels and two madds. The two blocks share the scale decoding, the
+// madd of their mins by the 32-sums (adjacent in ActQ8K::bs32) and its FMA, and the conversion of
+// their f16 d and dmin.
 template <int M, int kMaxCode, int kBlocks, class Chunk>
 HWY_INLINE void DotQ8K4(const uint8_t* b, int64_t stride, int64_t blk, const ActQ8K* a, VF* acc, VF* acc_odd,
                         Chunk&& chunk) {
