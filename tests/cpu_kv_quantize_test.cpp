@@ -71,8 +71,11 @@ TEST_F(CpuKvQuantizeF8, SpecialValues) {
   std::vector<uint8_t> got(with_nan.size());
   quantize_f8e4m3(with_nan.data(), static_cast<int64_t>(with_nan.size()), 1.0f, got.data());
   EXPECT_EQ(got[3] & 0x7f, 0x7f) << "NaN must stay NaN";
-  for (size_t i = 0; i < with_nan.size(); ++i)
-    if (i != 3) EXPECT_EQ(got[i], f32_to_f8e4m3(with_nan[i])) << "x = " << with_nan[i];
+  for (size_t i = 0; i < with_nan.size(); ++i) {
+    if (i != 3) {
+      EXPECT_EQ(got[i], f32_to_f8e4m3(with_nan[i])) << "x = " << with_nan[i];
+    }
+  }
 }
 
 TEST_F(CpuKvQuantizeF8, RandomFloatsOverTheWholeRange) {

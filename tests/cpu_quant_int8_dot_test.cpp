@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -14,9 +15,21 @@
 #include "core/quant/formats.h"
 #include "cpu/quant/quant_gemm.h"
 #include "cpu/quant/quant_rows.h"
+#include "cpu/runtime/simd_target.h"
+#include "tests/available_backend.h"
 
 namespace ts::cpu {
 namespace {
+
+class CpuQuantInt8Dot : public ::testing::Test {
+ protected:
+  // TOUCHSTONE_CPU_SIMD takes effect here (ctest's unit/cpu-scalar entry), as in every cpu kernel
+  // test; a build that lacks the target it names has no cpu backend: skip.
+  void SetUp() override {
+    if (test::available_backend("cpu") == nullptr) GTEST_SKIP() << "cpu backend unavailable in this build";
+    select_simd_target();
+  }
+};
 
 // n_rows weight rows of k values: random codes (or, extreme, each kind's largest code everywhere:
 // every bit of the codes, scales and mins set, but Q8_0's signed codes all -128), and random finite
@@ -78,20 +91,67 @@ void expect_exact_up_to_f32(QuantKind kind, int64_t k, int64_t m, bool extreme =
 
 // k = 608: two full groups of 8 blocks of 32 (the paired order) and a tail of 3 (natural order);
 // m = 6 takes the prefill loop (4 activation rows, then 2).
-TEST(CpuQuantInt8Dot, BlocksOf32MatchTheExactProductOfTheQuantizedActivations) {
+TEST_F(CpuQuantInt8Dot, BlocksOf32MatchTheExactProductOfTheQuantizedActivations) {
   for (QuantKind kind : {QuantKind::Q4_0, QuantKind::Q4_1, QuantKind::Q8_0})
     for (int64_t k : {96, 256, 608})
       for (int64_t m : {1, 2, 3, 4, 6}) expect_exact_up_to_f32(kind, k, m);
 }
 
-TEST(CpuQuantInt8Dot, BlocksOf256MatchTheExactProductOfTheQuantizedActivations) {
+TEST_F(CpuQuantInt8Dot, BlocksOf256MatchTheExactProductOfTheQuantizedActivations) {
   for (QuantKind kind : {QuantKind::Q4_K, QuantKind::Q5_K, QuantKind::Q6_K})
     for (int64_t m : {1, 2, 3, 4, 6}) expect_exact_up_to_f32(kind, 768, m);
 }
 
-TEST(CpuQuantInt8Dot, LargestCodesAgainstFullScaleActivationsDoNotWrap) {
+TEST_F(CpuQuantInt8Dot, LargestCodesAgainstFullScaleActivationsDoNotWrap) {
   for (QuantKind kind : {QuantKind::Q4_0, QuantKind::Q4_1, QuantKind::Q8_0, QuantKind::Q4_K, QuantKind::Q5_K, QuantKind::Q6_K})
     for (int64_t m : {1, 2, 6}) expect_exact_up_to_f32(kind, 512, m, true);
+}
+
+// rows_int8 of `kind` with the VNNI step switched on, then off, on the same data: equal bit for bit
+// (the same integer sums in the same lanes, the same F32 steps). k: two pairs of blocks of 256 and a
+// lone one, or five groups of 8 blocks of 32 and a tail of 3 (a pair and a lone block). Activations:
+// normal, or every value +-1 with random signs (all codes +-127). Weights: random bytes (every code,
+// scale and min value), or each kind's extreme (random_rows: the largest codes and scales, Q8_0's -128).
+void expect_vnni_matches_256_bit(QuantKind kind, int64_t m, bool full_scale, bool extreme_weights) {
+  const quant::Format& f = quant::block_format(kind);
+  const bool k_blocks = f.block_elems == 256;
+  const int64_t k = k_blocks ? 5 * 256 : 43 * 32, n_rows = 7;
+  std::mt19937 rng(static_cast<uint32_t>(31 * m + 2 * full_scale + extreme_weights));
+  std::normal_distribution<float> nd;
+  std::vector<float> a(static_cast<size_t>(m * k));
+  for (float& x : a) x = full_scale ? (rng() % 2 ? 1.0f : -1.0f) : nd(rng);
+  const QuantActivations act(DType::F32, a.data(), m, k, !k_blocks, k_blocks);
+  ASSERT_EQ(k_blocks ? act.rows8k.size() : act.rows8.size(), static_cast<size_t>(m));
+  for (int64_t i = 0; i < m; ++i) {
+    const int8_t* q = k_blocks ? act.rows8k[static_cast<size_t>(i)].q : act.rows8[static_cast<size_t>(i)].q;
+    const bool all_full = std::all_of(q, q + k, [](int8_t c) { return c == 127 || c == -127; });
+    ASSERT_TRUE(all_full || !full_scale);
+  }
+  const std::vector<uint8_t> w = random_rows(f, n_rows, k, 5 + static_cast<uint32_t>(m), extreme_weights);
+  std::vector<float> vnni(static_cast<size_t>(m * n_rows), NAN), narrow(vnni.size(), NAN);
+  rows_int8(kind, w.data(), k, 0, n_rows, act.rows8.data(), act.rows8k.data(), m, vnni.data(), n_rows);
+  allow_int8_vnni(false);
+  ASSERT_FALSE(int8_vnni_step());
+  rows_int8(kind, w.data(), k, 0, n_rows, act.rows8.data(), act.rows8k.data(), m, narrow.data(), n_rows);
+  allow_int8_vnni(true);
+  for (size_t j = 0; j < vnni.size(); ++j) {
+    uint32_t x, y;
+    std::memcpy(&x, &vnni[j], 4);
+    std::memcpy(&y, &narrow[j], 4);
+    EXPECT_EQ(x, y) << enum_name(kind) << " m " << m << (full_scale ? " +-127" : " normal") << " activations, "
+                    << (extreme_weights ? "extreme" : "random") << " weights: activation row " << j / n_rows
+                    << " weight row " << j % n_rows << ": VNNI " << vnni[j] << ", 256-bit " << narrow[j];
+  }
+}
+
+TEST_F(CpuQuantInt8Dot, VnniStepMatchesThe256BitStepBitForBit) {
+  if (!int8_vnni_step()) {
+    GTEST_SKIP() << "no AVX-512 VNNI step here (the CPU lacks VNNI or the SIMD target is below AVX-512)";
+  }
+  for (QuantKind kind : {QuantKind::Q4_0, QuantKind::Q4_1, QuantKind::Q8_0, QuantKind::Q4_K, QuantKind::Q5_K, QuantKind::Q6_K})
+    for (int64_t m : {1, 2, 3, 4, 6})
+      for (bool full_scale : {false, true})
+        for (bool extreme_weights : {false, true}) expect_vnni_matches_256_bit(kind, m, full_scale, extreme_weights);
 }
 
 }  // namespace

@@ -22,6 +22,8 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 #include <immintrin.h>
+
+#include "cpu/runtime/avx512_lanes.h"
 #define TS_INT8_SCORES_X86 1
 #endif
 
@@ -31,9 +33,7 @@ namespace ts::cpu {
 bool int8_scores_available() {
   // The attention kernels call this one from their AVX-512 instances only (attention_kernel-inl.h):
   // a target capped below them (TOUCHSTONE_CPU_SIMD=AVX2) runs the exact route.
-  static const bool ok = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni") &&
-                         select_simd_target().rfind("AVX3", 0) == 0;
+  static const bool ok = cpu_avx512_vnni() && select_simd_target().rfind("AVX3", 0) == 0;
   return ok;
 }
 
@@ -41,16 +41,9 @@ bool int8_scores_available() {
 
 namespace {
 
-// Four int32 vectors to one holding, in each 128-bit block b, block b's share of each one's lane sum:
-// lane l of block b sums a_l's four lanes of block b.
-TS_VNNI inline __m512i SumBlocks4(__m512i a0, __m512i a1, __m512i a2, __m512i a3) {
-  const __m512i s01 = _mm512_add_epi32(_mm512_unpacklo_epi32(a0, a1), _mm512_unpackhi_epi32(a0, a1));
-  const __m512i s23 = _mm512_add_epi32(_mm512_unpacklo_epi32(a2, a3), _mm512_unpackhi_epi32(a2, a3));
-  return _mm512_add_epi32(_mm512_unpacklo_epi64(s01, s23), _mm512_unpackhi_epi64(s01, s23));
-}
-
 // Sixteen accumulators (row r, key i at 4 r + i) to one vector whose lane 4 r + i is their full sum:
-// SumBlocks4 per row, then the four blocks of the four rows transposed and added.
+// SumBlocks4 (cpu/runtime/avx512_lanes.h) per row, then the four blocks of the four rows transposed
+// and added.
 TS_VNNI inline __m512i Sum16(const __m512i* acc) {
   const __m512i w0 = SumBlocks4(acc[0], acc[1], acc[2], acc[3]);
   const __m512i w1 = SumBlocks4(acc[4], acc[5], acc[6], acc[7]);

@@ -50,6 +50,33 @@ HWY_INLINE void AddOffsets(VF d, const Halves& mh, int j, int64_t at, const ActQ
   }
 }
 
+// scale[i][j] = block j's d times row i's activation scale, for the 8 blocks of a group from blk0
+// (dh, mh: their f16 d and mins, LoadHalves8), kept in memory; the offsets into odd.
+template <class K, int M, class Halves>
+HWY_INLINE void LegacyScales(const Halves& dh, const Halves& mh, int64_t blk0, const ActQ8* a, VF* odd, float (&scale)[M][8]) {
+  for (int j = 0; j < 8; j += kNF) {
+    const VF d = F16Lanes(dh, j);
+    for (int i = 0; i < M; ++i) hn::StoreU(hn::Mul(d, hn::LoadU(DF(), a[i].d + blk0 + j)), DF(), scale[i] + j);
+    AddOffsets<K, M>(d, mh, j, blk0, a, odd);
+  }
+  KeepInMemory(scale);
+}
+
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+// A full group of Q4_0 / Q4_1 around its integer sums (lane j: block j's, PairedSums8 or the VNNI
+// step's): the blocks' d, the offsets into odd; then one FMA per row.
+template <class K, int M, class Halves>
+HWY_INLINE VF PairedGroupStart(const Halves& dh, const Halves& mh, int64_t blk0, const ActQ8* a, VF* odd) {
+  const VF d = F16Lanes(dh, 0);
+  AddOffsets<K, M>(d, mh, 0, blk0, a, odd);
+  return d;
+}
+template <int M> HWY_INLINE void PairedGroupEnd(VF d, const hn::Vec<DI32>* sums, int64_t blk0, const ActQ8* a, VF* acc) {
+  for (int i = 0; i < M; ++i)
+    acc[i] = hn::MulAdd(hn::ConvertTo(DF(), sums[i]), hn::Mul(d, hn::LoadU(DF(), a[i].d + blk0)), acc[i]);
+}
+#endif
+
 // Blocks of 32 (Q4_0, Q4_1, Q8_0), nb <= 8 of them from block blk0 of the row (a multiple of 8): their
 // f16 scales (and mins) widened 8 at a time, the offsets times the activation sums as one vector FMA.
 // A full group of Q4_0 / Q4_1 on AVX2 then takes PairedSums8 and one FMA per row; anything else an
@@ -63,22 +90,15 @@ HWY_INLINE void DotQ8Legacy(const uint8_t* b, int64_t blk0, int nb, const ActQ8*
   const bool paired = K::kPaired && nb == 8;  // a full group: its activations in paired order
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
   if (paired) {
-    const VF d = F16Lanes(dh, 0);
-    AddOffsets<K, M>(d, mh, 0, blk0, a, odd);
+    const VF d = PairedGroupStart<K, M>(dh, mh, blk0, a, odd);
     hn::Vec<DI32> sums[M];
     PairedSums8<K, M>(b, blk0, a, sums);
-    for (int i = 0; i < M; ++i)
-      acc[i] = hn::MulAdd(hn::ConvertTo(DF(), sums[i]), hn::Mul(d, hn::LoadU(DF(), a[i].d + blk0)), acc[i]);
+    PairedGroupEnd<M>(d, sums, blk0, a, acc);
     return;
   }
 #endif
   float scale[M][8];
-  for (int j = 0; j < 8; j += kNF) {
-    const VF d = F16Lanes(dh, j);
-    for (int i = 0; i < M; ++i) hn::StoreU(hn::Mul(d, hn::LoadU(DF(), a[i].d + blk0 + j)), DF(), scale[i] + j);
-    AddOffsets<K, M>(d, mh, j, blk0, a, odd);
-  }
-  KeepInMemory(scale);
+  LegacyScales<K, M>(dh, mh, blk0, a, odd, scale);
   // Block j into sums (acc for even j, odd for odd j: the choice must be static to stay in registers).
   const auto block = [&](int j, VF* sums) {
     const uint8_t* qs = b + j * K::kBytes + K::kQs;
@@ -111,6 +131,45 @@ template <class K> inline constexpr bool kIsK4 = std::is_same_v<K, BlockQ4_K> ||
 // dmin * da * sum_c m_c * bs32_c. (|sum| <= 8 * 32 * 31 * 127 * 63 < 2^26: no overflow, and its F32
 // rounding is far below da's.)
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+// A pair's (or a lone block's) scales and mins as i16 (LoadK4Scales) and its f16 d, dmin as F32
+// (d0, dmin0, d1, dmin1): decoded once for both blocks, whichever step takes their integer sums
+// (DotQ8K4 here, the AVX-512 VNNI one of cpu/quant/quant_int8_vnni-inl.h).
+struct K4Pair {
+  __m256i sc2, mn2;
+  __m128 dh;
+};
+template <int kBlocks> HWY_INLINE K4Pair LoadK4Pair(const uint8_t* b, int64_t stride) {
+  K4Pair s;
+  LoadK4Scales<kBlocks>(b, stride, s.sc2, s.mn2);
+  // d, dmin of block 0, then of block 1 (0 for one block).
+  uint32_t h0, h1 = 0;
+  hwy::CopyBytes<4>(b, &h0);
+  if (kBlocks == 2) hwy::CopyBytes<4>(b + stride, &h1);
+  s.dh = _mm_cvtph_ps(_mm_insert_epi32(_mm_cvtsi32_si128(static_cast<int>(h0)), static_cast<int>(h1), 1));
+  return s;
+}
+// Whether a kind's codes (at most kMaxCode) take three hadd levels and one madd by its scales per
+// block, which pairs sub-blocks 2t and 2t + 1 in lane t of each half of a block's integer sum; else
+// two levels and two madds, pairing sub-blocks t and t + 4. (The VNNI step builds the same lanes.)
+template <int kMaxCode> inline constexpr bool kK4ThreeLevels = 16 * kMaxCode * 127 < 32768;
+// Block j (of the pair s) into acc (j = 0) or acc_odd (j = 1) of one activation row, from its
+// integer sum in 8 i32 lanes (lane 4h + t: half h of the codes of two sub-blocks, each times its
+// scale): times d * da; block 0 also takes both blocks' mins times the 32-sums, times dmin * da.
+template <int kBlocks>
+HWY_INLINE void AddK4Block(const K4Pair& s, int j, __m256i isum, const ActQ8K& a, int64_t blk, VF& acc, VF& acc_odd) {
+  // f = (d0 da0, dmin0 da0, d1 da1, dmin1 da1): lane 2j is this block's d * da.
+  const __m128 da = kBlocks == 2 ? _mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(a.d + blk)))
+                                 : _mm_load_ss(a.d + blk);
+  const __m256 f = _mm256_castps128_ps256(_mm_mul_ps(s.dh, _mm_unpacklo_ps(da, da)));
+  VF& to = j == 0 ? acc : acc_odd;
+  to.raw = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_permutevar8x32_ps(f, _mm256_set1_epi32(2 * j)), to.raw);
+  if (j == 0) {  // both blocks' mins: block j's in half j, times its dmin * da
+    const __m256i bs = kBlocks == 2 ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.bs32 + 8 * blk))
+                                    : _mm256_zextsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a.bs32 + 8 * blk)));
+    const __m256 dmin_da = _mm256_permutevar8x32_ps(f, _mm256_setr_epi32(1, 1, 1, 1, 3, 3, 3, 3));
+    to.raw = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(_mm256_madd_epi16(s.mn2, bs)), dmin_da, to.raw);
+  }
+}
 // kBlocks (1 or 2) blocks from b, block j into acc (j = 0) or acc_odd (j = 1); chunk(bj, c, lo, hi)
 // gives the 64 codes of chunk c (of 4) of the block at bj: sub-block 2c in lo, 2c + 1 in hi, 32 each,
 // in the order of the activations (natural). The two maddubs' i16 lanes (2 products each) are merged
@@ -125,13 +184,7 @@ template <int M, int kMaxCode, int kBlocks, class Chunk>
 HWY_INLINE void DotQ8K4(const uint8_t* b, int64_t stride, int64_t blk, const ActQ8K* a, VF* acc, VF* acc_odd,
                         Chunk&& chunk) {
   static_assert(8 * kMaxCode * 127 < 32768, "two hadd levels must fit i16");
-  __m256i sc2, mn2;
-  LoadK4Scales<kBlocks>(b, stride, sc2, mn2);
-  // d, dmin of block 0, then of block 1 (0 for one block).
-  uint32_t h0, h1 = 0;
-  hwy::CopyBytes<4>(b, &h0);
-  if (kBlocks == 2) hwy::CopyBytes<4>(b + stride, &h1);
-  const __m128 dh = _mm_cvtph_ps(_mm_insert_epi32(_mm_cvtsi32_si128(static_cast<int>(h0)), static_cast<int>(h1), 1));
+  const K4Pair s = LoadK4Pair<kBlocks>(b, stride);
   for (int j = 0; j < kBlocks; ++j) {
     const uint8_t* bj = b + j * stride;
     __m256i pairs[M][2];  // chunks 0, 1 and 2, 3 after two hadd levels
@@ -145,26 +198,15 @@ HWY_INLINE void DotQ8K4(const uint8_t* b, int64_t stride, int64_t blk, const Act
       }
     }
     // (Two calls: the selector must be a constant expression for clang.)
-    const __m256i sc = j == 0 ? _mm256_permute2x128_si256(sc2, sc2, 0x00) : _mm256_permute2x128_si256(sc2, sc2, 0x11);
+    const __m256i sc = j == 0 ? _mm256_permute2x128_si256(s.sc2, s.sc2, 0x00) : _mm256_permute2x128_si256(s.sc2, s.sc2, 0x11);
     for (int i = 0; i < M; ++i) {
       __m256i isum;
-      if constexpr (16 * kMaxCode * 127 < 32768)
+      if constexpr (kK4ThreeLevels<kMaxCode>)
         isum = _mm256_madd_epi16(_mm256_hadd_epi16(pairs[i][0], pairs[i][1]), sc);
       else
         isum = _mm256_add_epi32(_mm256_madd_epi16(pairs[i][0], _mm256_unpacklo_epi16(sc, sc)),
                                 _mm256_madd_epi16(pairs[i][1], _mm256_unpackhi_epi16(sc, sc)));
-      // f = (d0 da0, dmin0 da0, d1 da1, dmin1 da1): lane 2j is this block's d * da.
-      const __m128 da = kBlocks == 2 ? _mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(a[i].d + blk)))
-                                     : _mm_load_ss(a[i].d + blk);
-      const __m256 f = _mm256_castps128_ps256(_mm_mul_ps(dh, _mm_unpacklo_ps(da, da)));
-      VF& to = j == 0 ? acc[i] : acc_odd[i];
-      to.raw = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_permutevar8x32_ps(f, _mm256_set1_epi32(2 * j)), to.raw);
-      if (j == 0) {  // both blocks' mins: block j's in half j, times its dmin * da
-        const __m256i bs = kBlocks == 2 ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[i].bs32 + 8 * blk))
-                                        : _mm256_zextsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a[i].bs32 + 8 * blk)));
-        const __m256 dmin_da = _mm256_permutevar8x32_ps(f, _mm256_setr_epi32(1, 1, 1, 1, 3, 3, 3, 3));
-        to.raw = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(_mm256_madd_epi16(mn2, bs)), dmin_da, to.raw);
-      }
+      AddK4Block<kBlocks>(s, j, isum, a[i], blk, acc[i], acc_odd[i]);
     }
   }
 }
@@ -234,11 +276,15 @@ template <int M> HWY_INLINE void DotQ8Block(BlockQ5_K, const uint8_t* b, int64_t
 // Q6_K: chunk j (of 4) of half h holds sub-blocks 8h + 2j and 8h + 2j + 1; the -32 offset is
 // -32 sum_s sc_s bs16_s over the block's 16 sub-blocks, in the same integer sum, times d * da.
 // (|sum| <= 256 * 63 * 127 * 128 + 32 * 16 * 128 * 2032 < 2^29.)
+// (The offset term is where a block's integer sum starts, in the VNNI step too.)
+HWY_INLINE hn::Vec<DI32> Q6Offsets(const int8_t* scales, const int16_t* bs16) {
+  return hn::Neg(hn::ShiftLeft<5>(Q6ScaledSums(scales, bs16)));
+}
 template <int M> HWY_INLINE void DotQ8Block(BlockQ6_K, const uint8_t* b, int64_t blk, const ActQ8K* a, VF* acc) {
   const float d = LoadHalf(b + BlockQ6_K::kRow.d);
   const int8_t* scales = reinterpret_cast<const int8_t*>(b + BlockQ6_K::kRow.scales);
   hn::Vec<DI32> isum[M];
-  for (int i = 0; i < M; ++i) isum[i] = hn::Neg(hn::ShiftLeft<5>(Q6ScaledSums(scales, a[i].bs16 + 16 * blk)));
+  for (int i = 0; i < M; ++i) isum[i] = Q6Offsets(scales, a[i].bs16 + 16 * blk);
   const Q6Scales sc = LoadQ6Scales(scales);
   for (int h = 0; h < 2; ++h)
     for (int j = 0; j < 4; ++j) {
@@ -275,6 +321,11 @@ HWY_INLINE void DotQ8Pair(K, const uint8_t* b, int64_t blk, const ActQ8K* a, VF*
 inline constexpr int64_t kPrefetchAhead = 8192;
 HWY_INLINE void PrefetchAhead(const uint8_t* at, int64_t bytes) { prefetch_l2(at + kPrefetchAhead, static_cast<size_t>(bytes)); }
 
+// out[i * ldo] = the lane sum of row i's two accumulators (every step's row dot ends here).
+template <int M> HWY_INLINE void StoreRowSums(const VF* acc, const VF* acc_odd, float* out, int64_t ldo) {
+  for (int i = 0; i < M; ++i) out[i * ldo] = hn::GetLane(hn::SumOfLanes(DF(), hn::Add(acc[i], acc_odd[i])));
+}
+
 // out[i * ldo] = row i of a . the weight row w (`blocks` blocks of kind K), for M quantized rows.
 template <class K, int M>
 HWY_INLINE void DotRowQ8(const uint8_t* HWY_RESTRICT w, int64_t blocks, const typename K::Act* a, float* out, int64_t ldo) {
@@ -296,7 +347,7 @@ HWY_INLINE void DotRowQ8(const uint8_t* HWY_RESTRICT w, int64_t blocks, const ty
     }
     if (blk < blocks) DotQ8Block<M>(K{}, w + blk * K::kBytes, blk, a, acc);
   }
-  for (int i = 0; i < M; ++i) out[i * ldo] = hn::GetLane(hn::SumOfLanes(DF(), hn::Add(acc[i], acc_odd[i])));
+  StoreRowSums<M>(acc, acc_odd, out, ldo);
 }
 
 }  // namespace ts::cpu::HWY_NAMESPACE

@@ -10,15 +10,38 @@
 
 #include "cpu/quant/quant_decode-inl.h"
 #include "cpu/quant/quant_int8_dot-inl.h"
+#include "cpu/quant/quant_int8_vnni-inl.h"
+#include "cpu/quant/quant_rows.h"
+#include "cpu/runtime/simd_target.h"
 #include "hwy/highway.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace ts::cpu::HWY_NAMESPACE {
 
-// Pairs [i0, i0 + m) of one weight row, m <= 4 (the dot's row count is a template argument).
+// Whether this instance's VNNI step runs (the CPU has it, no test switched it off).
+bool VnniStepRuns() {
+#if TS_QUANT_VNNI_STEP
+  return cpu_avx512_vnni() && int8_vnni_allowed();
+#else
+  return false;
+#endif
+}
+
+// Pairs [i0, i0 + m) of one weight row, m <= 4 (the dot's row count is a template argument), in the
+// VNNI step where `vnni`.
 template <class K>
 HWY_INLINE void DotPairs(const uint8_t* row, int64_t blocks, const typename K::Act* act, int64_t m, float* out,
-                         int64_t ldo) {
+                         int64_t ldo, bool vnni) {
+#if TS_QUANT_VNNI_STEP
+  if (vnni) switch (m) {
+      case 1: return DotRowQ8Vnni<K, 1>(row, blocks, act, out, ldo);
+      case 2: return DotRowQ8Vnni<K, 2>(row, blocks, act, out, ldo);
+      case 3: return DotRowQ8Vnni<K, 3>(row, blocks, act, out, ldo);
+      default: return DotRowQ8Vnni<K, 4>(row, blocks, act, out, ldo);
+    }
+#else
+  (void)vnni;
+#endif
   switch (m) {
     case 1: return DotRowQ8<K, 1>(row, blocks, act, out, ldo);
     case 2: return DotRowQ8<K, 2>(row, blocks, act, out, ldo);
@@ -38,8 +61,10 @@ template <class K>
 HWY_FLATTEN void RowsInt8Of(const uint8_t* w, int64_t n_cols, int64_t r0, int64_t r1, const typename K::Act* act,
                             int64_t n, float* out, int64_t ldo) {
   const int64_t blocks = n_cols / K::kElems;
+  const bool vnni = VnniStepRuns();
   const auto dot = [&](int64_t r, int64_t i) {
-    DotPairs<K>(w + r * blocks * K::kBytes, blocks, act + i, std::min<int64_t>(4, n - i), out + i * ldo + (r - r0), ldo);
+    DotPairs<K>(w + r * blocks * K::kBytes, blocks, act + i, std::min<int64_t>(4, n - i), out + i * ldo + (r - r0), ldo,
+                vnni);
   };
   if (n <= 4) {
     for (int64_t r = r0; r < r1; ++r) dot(r, 0);
@@ -78,11 +103,20 @@ void RowsExact(QuantKind kind, const uint8_t* w, int64_t n_cols, int64_t r0, int
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
-#include "cpu/quant/quant_rows.h"
+#include <atomic>
 
 namespace ts::cpu {
 HWY_EXPORT(RowsInt8);
 HWY_EXPORT(RowsExact);
+HWY_EXPORT(VnniStepRuns);
+
+namespace {
+std::atomic<bool> vnni_allowed{true};
+}  // namespace
+
+bool int8_vnni_allowed() { return vnni_allowed.load(std::memory_order_relaxed); }
+void allow_int8_vnni(bool allow) { vnni_allowed.store(allow, std::memory_order_relaxed); }
+bool int8_vnni_step() { return HWY_DYNAMIC_DISPATCH(VnniStepRuns)(); }
 
 void rows_int8(QuantKind kind, const uint8_t* w, int64_t n_cols, int64_t r0, int64_t r1, const ActQ8* a,
                const ActQ8K* ak, int64_t n, float* out, int64_t ldo) {

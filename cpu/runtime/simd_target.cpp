@@ -60,4 +60,15 @@ std::string select_simd_target() {
   return name;
 }
 
+bool cpu_avx512_vnni() {
+#if defined(__x86_64__) || defined(__i386__)
+  static const bool ok = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+                         __builtin_cpu_supports("avx512vnni");
+  return ok;
+#else
+  return false;
+#endif
+}
+
 }  // namespace ts::cpu
