@@ -25,7 +25,7 @@ class NodeJudge {
 
  private:
   Backend& b_;
-  int64_t judged_ = 0, failed_ = 0, step_ = 0;
+  int64_t judged_ = 0, failed_ = 0;
   std::string failures_;
   std::map<std::string, std::string> tolerances_;
 };
