@@ -57,7 +57,7 @@ HWY_DIAGNOSTICS(push)
 HWY_DIAGNOSTICS_OFF(disable : 4701, ignored "-Wuninitialized")
 HWY_DIAGNOSTICS_OFF(disable : 4703, ignored "-Wmaybe-uninitialized")
 
-// This instance's target and VNNI. (The string is the instance's own, so every helper of the instance
+// This instance's target and VNNI. (The string is the instance's own, so every function of the instance
 // inlines into these functions; lambdas would not inherit it, hence none below.)
 #define TS_VNNI_ATTR __attribute__((target(HWY_TARGET_STR ",avx512vnni")))
 
