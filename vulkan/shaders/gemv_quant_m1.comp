@@ -265,18 +265,15 @@ void rows_per_subgroup(uint row_bytes, uint chunks, bool codes) {
     float acc[MAX_NR];
     row_offsets(j0, row_bytes, row, acc);
     for (uint c0 = lane; c0 < chunks; c0 += UNROLL * lanes) {
-      // A batch's chunks past the row read its last chunk again into a sum that is dropped: no
-      // branch splits the batch's loads.
-      float part_acc[MAX_NR];
-      for (uint r = 0u; r < NR; ++r) part_acc[r] = 0.0;
+      // A batch's chunks past the row read its last chunk again into a sum that is dropped (a
+      // select, not a product: 0 x Inf would be NaN): no branch splits the batch's loads.
       for (uint u = 0u; u < UNROLL; ++u) {
         const uint c = c0 + u * lanes;
         float one[MAX_NR];
         for (uint r = 0u; r < NR; ++r) one[r] = 0.0;
         add_chunk(min(c, chunks - 1u), row, one, codes);
-        for (uint r = 0u; r < NR; ++r) part_acc[r] += c < chunks ? one[r] : 0.0;
+        for (uint r = 0u; r < NR; ++r) acc[r] += c < chunks ? one[r] : 0.0;
       }
-      for (uint r = 0u; r < NR; ++r) acc[r] += part_acc[r];
     }
     for (uint r = 0u; r < NR; ++r) {
       const float v = subgroupAdd(acc[r]);
