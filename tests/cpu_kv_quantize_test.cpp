@@ -1,11 +1,14 @@
-// The cpu backend's F8_E4M3 pool encoder (cpu/attention/kv_append.cpp) works on the quotient's bits in SIMD
-// lanes; it must give the reference encoder's code (core/dtype.h, through frexp and nearbyint) for
-// every input: each code's value, the midpoints between neighbouring codes (ties to even) and the
-// floats on either side of them, the subnormal codes, saturation past 448, signed zeros, infinities,
-// NaN, and a million random floats over the whole range. Runs on the best target and, under ctest's
-// unit/cpu-scalar/kv_quantize, on the portable one.
+// The cpu backend's pool quantizers (cpu/attention/kv_append.cpp) work in SIMD lanes from x * (1 /
+// scale), dividing only near a rounding boundary; they must give the reference's code for every input.
+// F8_E4M3 (core/dtype.h's encoder, through frexp and nearbyint): each code's value, the midpoints
+// between neighbouring codes (ties to even) and the floats on either side of them, the subnormal
+// codes, saturation past 448, signed zeros, infinities, NaN, and a million random floats over the
+// whole range. I8 (round half away from zero): every tie and the floats beside it. Both at scales
+// whose reciprocal is inexact, where the product and the quotient differ next to a boundary. Runs on
+// the best target and, under ctest's unit/cpu-scalar/kv_quantize, on the portable one.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -21,7 +24,7 @@
 namespace ts::cpu {
 namespace {
 
-class CpuKvQuantizeF8 : public ::testing::Test {
+class CpuKvQuantize : public ::testing::Test {
  protected:
   // As every cpu kernel test: under a TOUCHSTONE_CPU_SIMD this build lacks (the sanitizer build
   // compiles EMU128, not SCALAR) there is no cpu backend, so skip.
@@ -46,7 +49,7 @@ void expect_reference_codes(const std::vector<float>& x, float scale) {
   }
 }
 
-TEST_F(CpuKvQuantizeF8, CodesMidpointsAndTheirNeighbours) {
+TEST_F(CpuKvQuantize, F8CodesMidpointsAndTheirNeighbours) {
   std::vector<float> x;
   for (int c = 0; c <= 0x7e; ++c) {
     const float v = f8e4m3_to_f32(static_cast<uint8_t>(c));
@@ -59,7 +62,7 @@ TEST_F(CpuKvQuantizeF8, CodesMidpointsAndTheirNeighbours) {
   expect_reference_codes(x, 1.0f);
 }
 
-TEST_F(CpuKvQuantizeF8, SpecialValues) {
+TEST_F(CpuKvQuantize, F8SpecialValues) {
   constexpr float inf = std::numeric_limits<float>::infinity();
   const std::vector<float> x = {0.0f, -0.0f, inf, -inf, 448.0f, -448.0f, 464.0f, 500.0f, 1e30f, -3e38f,
                                 0x1p-6f, 0x1p-7f, 0x1p-9f, 0x1p-10f, 0x1.8p-10f, 0x1p-11f, 1e-40f, -1e-45f,
@@ -78,7 +81,7 @@ TEST_F(CpuKvQuantizeF8, SpecialValues) {
   }
 }
 
-TEST_F(CpuKvQuantizeF8, RandomFloatsOverTheWholeRange) {
+TEST_F(CpuKvQuantize, F8RandomFloatsOverTheWholeRange) {
   std::mt19937 rng(12345);
   std::uniform_int_distribution<int> exponent(-24, 10);
   std::uniform_real_distribution<float> mantissa(1.0f, 2.0f);
@@ -87,6 +90,63 @@ TEST_F(CpuKvQuantizeF8, RandomFloatsOverTheWholeRange) {
   expect_reference_codes(x, 1.0f);
   expect_reference_codes(x, 0.37f);    // the quotient, not x, is encoded
   expect_reference_codes(x, 3.0e-3f);  // quotients past 448 saturate
+}
+
+// Scales whose reciprocal is not exact, so that x * (1 / scale) and x / scale differ in the last
+// place for many x; 1 / 127 of a typical row maximum among them.
+const float kInexactScales[] = {0.37f, 3.0e-3f, 0.1f, 2.5f / 127.0f, 1.0f / 3.0f, 7.77e-5f};
+
+// The 33 floats within 16 units in the last place of v * scale (the quotient lands next to v). The
+// quantizers redo a whole call from the quotients once any lane is near a boundary, so each such
+// group is quantized in a call of its own: one call over all of them would hide a lane whose test
+// is missing behind another lane's.
+std::vector<float> around_product(float v, float scale) {
+  float f = v * scale;
+  for (int u = 0; u < 16; ++u) f = std::nextafter(f, -1e30f);
+  std::vector<float> out;
+  for (int u = 0; u < 33; ++u, f = std::nextafter(f, 1e30f)) out.push_back(f);
+  return out;
+}
+
+TEST_F(CpuKvQuantize, F8QuotientsNextToMidpoints) {
+  for (int c = 0; c < 0x7e; ++c) {
+    const float mid = (f8e4m3_to_f32(static_cast<uint8_t>(c)) + f8e4m3_to_f32(static_cast<uint8_t>(c + 1))) / 2;
+    for (float scale : kInexactScales)
+      for (float v : {mid, -mid}) expect_reference_codes(around_product(v, scale), scale);
+  }
+}
+
+// Compares quantize_i8's codes for x with the reference's round(x / scale), clamped.
+void expect_reference_i8(const std::vector<float>& x, float scale) {
+  std::vector<int8_t> got(x.size());
+  quantize_i8(x.data(), static_cast<int64_t>(x.size()), scale, got.data());
+  int bad = 0;
+  for (size_t i = 0; i < x.size() && bad < 10; ++i) {
+    const auto want = static_cast<int8_t>(std::clamp(std::round(x[i] / scale), -127.0f, 127.0f));
+    if (got[i] != want) {
+      ++bad;
+      ADD_FAILURE() << "x = " << x[i] << " (bits 0x" << std::hex << std::bit_cast<uint32_t>(x[i]) << std::dec
+                    << "), scale " << scale << ": code " << int(got[i]) << ", the reference's " << int(want);
+    }
+  }
+}
+
+TEST_F(CpuKvQuantize, I8TiesAndTheirNeighbours) {
+  for (float scale : kInexactScales) {
+    for (int k = -130; k <= 130; ++k) expect_reference_i8(around_product(static_cast<float>(k) + 0.5f, scale), scale);
+    for (float v : {0.0f, 127.0f, -127.0f, 1e-30f, 1e30f, -1e30f}) expect_reference_i8(around_product(v, scale), scale);
+  }
+}
+
+TEST_F(CpuKvQuantize, I8SubnormalScaleDivides) {
+  // 1 / scale overflows: every vector must divide (a product would be Inf or NaN).
+  const float scale = 1e-40f;
+  std::vector<float> x;
+  for (int k = -40; k <= 40; ++k) x.push_back(static_cast<float>(k) * 3e-42f);
+  std::vector<int8_t> got(x.size());
+  quantize_i8(x.data(), static_cast<int64_t>(x.size()), scale, got.data());
+  for (size_t i = 0; i < x.size(); ++i)
+    EXPECT_EQ(got[i], static_cast<int8_t>(std::clamp(std::round(x[i] / scale), -127.0f, 127.0f))) << "x = " << x[i];
 }
 
 }  // namespace

@@ -7,8 +7,10 @@
 #define TS_CPU_SIMD_INL_H_
 #endif
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include "core/dtype.h"
@@ -89,6 +91,21 @@ template <class T> HWY_INLINE void RowFromF32Streaming(const float* HWY_RESTRICT
       for (; i + N <= n; i += N) hn::Stream(hn::LoadU(d, src + i), d, dst + i);
   }
   RowFromF32(src + i, dst + i, n - i);
+}
+
+// Copies n bytes, with streaming stores from dst's first vector-aligned byte on (memcpy for the bytes
+// before and after): lines written whole skip the write-allocate read. Weakly ordered: the caller
+// fences before the copy is read.
+HWY_INLINE void StreamBytes(void* dst, const void* src, size_t n) {
+  const hn::ScalableTag<uint8_t> d;
+  const size_t V = hn::Lanes(d);
+  auto* out = static_cast<uint8_t*>(dst);
+  const auto* in = static_cast<const uint8_t*>(src);
+  const size_t head = std::min(n, (V - reinterpret_cast<uintptr_t>(out) % V) % V);
+  std::memcpy(out, in, head);
+  size_t i = head;
+  for (; i + V <= n; i += V) hn::Stream(hn::LoadU(d, in + i), d, out + i);
+  std::memcpy(out + i, in + i, n - i);
 }
 
 // sum_i a[i] * b[i] with four independent accumulators (a fixed order: deterministic).
