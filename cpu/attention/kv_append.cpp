@@ -243,9 +243,10 @@ void QuantizeF8(const float* x, int64_t n, float scale, uint8_t* codes) { Quanti
 // Rows [r0, r1) of the append (k's rows, then v's), one call per thread's share: the row functions
 // inline into one loop, and a row's slot follows from counters (a division per token, not five per
 // row; the dispatch, the divisions and the per-row set-up were a fifth of an I8 append).
-// - Each row asks for the input row kPrefetchRows on: its input is read once, and a cold append
-//   otherwise waited on each row's first misses (the hardware prefetchers start over at every 4 KiB
-//   page, a token's rows here). A whole token ahead at once, or the slots too, was no faster.
+// - Each row asks for the input row kPrefetchRows on, into L1: its input is read once, and a cold
+//   append otherwise waited on each row's first misses (the hardware prefetchers start over at every
+//   4 KiB page, a token's rows here). 2, 8 or 16 rows ahead, a whole token ahead at once, or the
+//   slots too, were no faster.
 // - A large append's rows (job.stream) are staged and written to their slots with streaming stores:
 //   whole lines need no write-allocate read (a cold BF16 prefill append 0.75x the time, I8 0.95x).
 //   The fence at the end publishes them before the pool is read.
@@ -268,7 +269,7 @@ void AppendRows(const KvAppendJob& job, int64_t r0, int64_t r1) {
     const int64_t last_tok = (b - 1) / H;
     int64_t tok = a / H, h = a % H, base = token_base(tok);
     for (int64_t row = a; row < b; ++row) {
-      if (row + kPrefetchRows < b) prefetch_l2(s.x + (row + kPrefetchRows) * hd, static_cast<size_t>(hd) * sizeof(float));
+      if (row + kPrefetchRows < b) prefetch_l1(s.x + (row + kPrefetchRows) * hd, static_cast<size_t>(hd) * sizeof(float));
       std::byte* dst = s.pool + (base + h * bs * hd) * job.elem_size;
       const float scale = StoreRow(job.dtype, s.x + row * hd, hd, stream ? staged : dst);
       if (stream) StreamBytes(dst, staged, row_bytes);

@@ -1,6 +1,6 @@
 #pragma once
 // Software prefetch of a weight or K/V stream into L2, shared by the memory-bound decode kernels
-// (the GGUF and GPTQ / AWQ GEMVs, the attention engine).
+// (the GGUF and GPTQ / AWQ GEMVs, the attention engine), and into L1 (the KV append).
 #include <cstddef>
 
 namespace ts::cpu {
@@ -15,6 +15,15 @@ inline void prefetch_l2(const void* p, size_t bytes) {
   // GCC models a prefetch as free of side effects, so a function that only prefetches counts as
   // pure and its calls are deleted (an early version's prefetching never reached the binary). An empty
   // volatile asm is a side effect: the calls, and so the prefetches, stay.
+  asm volatile("");
+}
+
+// Asks for every cache line of [p, p + bytes) into L1 (prefetcht0): for data used a few hundred
+// cycles later, where an L2 prefetch leaves the load to wait on L2 (kv append's input rows, 4 rows
+// ahead: cold I8 prefill append 0.85x the time of prefetcht1, F8 0.89x; 8 alternating rounds).
+inline void prefetch_l1(const void* p, size_t bytes) {
+  const char* c = static_cast<const char*>(p);
+  for (size_t off = 0; off < bytes; off += 64) __builtin_prefetch(c + off, 0, 3);
   asm volatile("");
 }
 
