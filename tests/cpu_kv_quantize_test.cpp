@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <tuple>
 #include <vector>
 
 #include "core/dtype.h"
@@ -147,6 +148,52 @@ TEST_F(CpuKvQuantize, I8SubnormalScaleDivides) {
   quantize_i8(x.data(), static_cast<int64_t>(x.size()), scale, got.data());
   for (size_t i = 0; i < x.size(); ++i)
     EXPECT_EQ(got[i], static_cast<int8_t>(std::clamp(std::round(x[i] / scale), -127.0f, 127.0f))) << "x = " << x[i];
+}
+
+// kv_append_paged's rows in shares that start and end inside tokens and inside either side (as on a
+// machine with more threads than this one's two, whose shares meet at the k / v boundary): the pools
+// and scales equal one share's over all rows, for every pool type, streamed or not.
+TEST_F(CpuKvQuantize, AppendSharesSplitAnywhere) {
+  const int64_t tokens = 7, heads = 3, hd = 40, bs = 4, before = 2;
+  const int64_t blocks = (before + tokens + bs - 1) / bs;
+  const std::vector<uint32_t> table = {2, 0, 3};
+  ASSERT_GE(static_cast<int64_t>(table.size()), blocks);
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal;
+  std::vector<float> k_in(static_cast<size_t>(tokens * heads * hd)), v_in(k_in.size());
+  for (float& x : k_in) x = normal(rng);
+  for (float& x : v_in) x = normal(rng);
+  for (DType dt : {DType::I8, DType::F8_E4M3, DType::F16, DType::BF16})
+    for (bool stream : {false, true}) {
+      const size_t es = dtype_size(dt), slots = static_cast<size_t>(4 * heads * bs);
+      auto run = [&](const std::vector<int64_t>& cuts) {
+        std::vector<std::byte> k_pool(slots * hd * es), v_pool(k_pool.size());
+        std::vector<float> k_scales(slots, -1.0f), v_scales(slots, -1.0f);
+        const bool scaled = dt == DType::I8 || dt == DType::F8_E4M3;
+        KvAppendJob job;
+        job.side[0] = {k_in.data(), k_pool.data(), scaled ? k_scales.data() : nullptr};
+        job.side[1] = {v_in.data(), v_pool.data(), scaled ? v_scales.data() : nullptr};
+        job.dtype = dt;
+        job.elem_size = es;
+        job.block_indices = table.data();
+        job.rows = tokens * heads;
+        job.heads = heads;
+        job.head_dim = hd;
+        job.block_size = bs;
+        job.cache_len_before = before;
+        job.stream = stream;
+        for (size_t c = 0; c + 1 < cuts.size(); ++c) append_kv_rows(job, cuts[c], cuts[c + 1]);
+        return std::tuple{k_pool, v_pool, k_scales, v_scales};
+      };
+      const int64_t n = 2 * tokens * heads;
+      const auto whole = run({0, n});
+      EXPECT_EQ(whole, run({0, 1, 5, 13, 21, 22, 30, n})) << dtype_name(dt) << (stream ? ", streamed" : "");
+      EXPECT_EQ(whole, run({0, 20, n})) << dtype_name(dt) << (stream ? ", streamed" : "");
+      // Every slot a token went to was written: no share skipped a row.
+      EXPECT_EQ(std::count(std::get<2>(whole).begin(), std::get<2>(whole).end(), -1.0f),
+                static_cast<std::ptrdiff_t>(dt == DType::I8 || dt == DType::F8_E4M3 ? 4 * heads * bs - tokens * heads : 4 * heads * bs))
+          << dtype_name(dt);
+    }
 }
 
 }  // namespace

@@ -304,6 +304,8 @@ void quantize_f8e4m3(const float* x, int64_t n, float scale, uint8_t* codes) {
   HWY_DYNAMIC_DISPATCH(QuantizeF8)(x, n, scale, codes);
 }
 
+void append_kv_rows(const KvAppendJob& job, int64_t r0, int64_t r1) { HWY_DYNAMIC_DISPATCH(AppendRows)(job, r0, r1); }
+
 namespace {
 
 constexpr int64_t kStreamAppendBytes = int64_t{256} << 10;
@@ -327,7 +329,7 @@ void kv_append_paged(const KvAppendPagedParams& p, TensorMap& t) {
   // fence's wait for streamed lines (one token streamed: 1.1x the time); a prefill's are streamed.
   job.stream = 2 * job.rows * job.head_dim * static_cast<int64_t>(job.elem_size) >= kStreamAppendBytes;
   parallel_for(2 * job.rows, std::max<int64_t>(1, 4096 / job.head_dim),
-               [&](int64_t r0, int64_t r1) { HWY_DYNAMIC_DISPATCH(AppendRows)(job, r0, r1); });
+               [&](int64_t r0, int64_t r1) { append_kv_rows(job, r0, r1); });
 }
 
 }  // namespace

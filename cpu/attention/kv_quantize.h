@@ -34,4 +34,8 @@ struct KvAppendJob {
   bool stream = false;  // write the slots with streaming stores (a large append)
 };
 
+// Rows [r0, r1) of a job (of 2 * rows: k's, then v's), as one thread's share of kv_append_paged; any
+// split of [0, 2 * rows) writes the same pools and scales (tested: a share may start inside a token).
+void append_kv_rows(const KvAppendJob& job, int64_t r0, int64_t r1);
+
 }  // namespace ts::cpu
