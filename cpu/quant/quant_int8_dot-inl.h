@@ -318,7 +318,12 @@ HWY_INLINE void DotQ8Pair(K, const uint8_t* b, int64_t blk, const ActQ8K* a, VF*
 // faster. On a Zen 4 (2026-11-24, cold, 5 alternating rounds, min / median us), L2 prefetches 8 KiB
 // ahead against L1 prefetches 2 KiB ahead: Q4_K 1120 / 1155 -> 782 / 904, Q8_0 1979 / 2093 -> 1537 /
 // 1759, Q4_0 1106 / 1270 -> 864 / 1019; 4, 16 and 32 KiB ahead (L2) and 8 KiB (L1) were slower.
-inline constexpr int64_t kPrefetchAhead = 8192;
+// The distance is the one of the machine the figures and CI run on, an Intel Xeon with AVX-512 (2
+// vCPUs, 2026-11-27, cold, m1_n4096_k14336, medians of 6-8 alternating rounds): 3 KiB against 8 KiB,
+// Q4_K 0.89-0.94x the time, Q8_0 0.93-0.94x, Q6_K 0.98x, the Llama-3-8B Q4_K decode step 0.93x; 2 and
+// 4 KiB between them; 1 KiB and 16-32 KiB no faster than 8; every second to every 64th line only
+// (fewer prefetch instructions) 1.2-1.5x slower.
+inline constexpr int64_t kPrefetchAhead = 3072;
 HWY_INLINE void PrefetchAhead(const uint8_t* at, int64_t bytes) { prefetch_l2(at + kPrefetchAhead, static_cast<size_t>(bytes)); }
 
 // out[i * ldo] = the lane sum of row i's two accumulators (every step's row dot ends here).
