@@ -208,8 +208,8 @@ HWY_INLINE void QuantizeF8Row(const float* HWY_RESTRICT x, int64_t n, float scal
     for (i = 0; i + N <= n; i += N) encode(i, hn::Div(hn::LoadU(d, x + i), vs), false);
   }
   for (; i < n; ++i) codes[i] = f32_to_f8e4m3(x[i] / scale);
-  // NaN quotients (a NaN x, or 0 times an infinite 1 / scale) were encoded as nonsense above: the
-  // scalar encoder redoes them, after the loops, which so make no call that would spill their constants.
+  // The quotients of NaN inputs were encoded as nonsense above: the scalar encoder redoes them, after
+  // the loops, which so make no call that would spill their constants.
   if (!hn::AllFalse(d, nan))
     for (int64_t l = 0; l < i; ++l)
       if (std::isnan(x[l])) codes[l] = f32_to_f8e4m3(x[l] / scale);
