@@ -84,7 +84,8 @@ HWY_INLINE void QuantizeI8Row(const float* HWY_RESTRICT x, int64_t n, float scal
   const VF lim = hn::Set(d, 127.0f);
   auto store = [&](int64_t i, VF r) HWY_ATTR { hn::StoreU(LowBytes(d8, hn::ConvertTo(di, hn::Clamp(r, hn::Neg(lim), lim))), d8, codes + i); };
   int64_t i = 0;
-  if (ReciprocalServes(scale)) {
+  bool exact = !ReciprocalServes(scale);  // encode from the quotients
+  if (!exact) {
     const VF vr = hn::Set(d, 1.0f / scale), near_tie = hn::Set(d, 0.5f - 0x1p-14f);
     auto near = hn::FirstN(d, 0);
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
@@ -110,18 +111,16 @@ HWY_INLINE void QuantizeI8Row(const float* HWY_RESTRICT x, int64_t n, float scal
       near = hn::Or(near, hn::Gt(hn::Abs(hn::Sub(q, r)), near_tie));
       store(i, r);
     }
-    if (hn::AllFalse(d, near)) {
-      for (; i < n; ++i) codes[i] = static_cast<int8_t>(std::clamp(std::round(x[i] / scale), -127.0f, 127.0f));
-      return;
-    }
-    i = 0;
+    exact = !hn::AllFalse(d, near);
   }
-  const VF vs = hn::Set(d, scale), half = hn::Set(d, 0.5f);
-  for (; i + N <= n; i += N) {
-    const VF q = hn::Div(hn::LoadU(d, x + i), vs);
-    const VF t = hn::Trunc(q);
-    const VF away = hn::CopySign(hn::Set(d, 1.0f), q);
-    store(i, hn::IfThenElse(hn::Ge(hn::Abs(hn::Sub(q, t)), half), hn::Add(t, away), t));
+  if (exact) {
+    const VF vs = hn::Set(d, scale), half = hn::Set(d, 0.5f);
+    for (i = 0; i + N <= n; i += N) {
+      const VF q = hn::Div(hn::LoadU(d, x + i), vs);
+      const VF t = hn::Trunc(q);
+      const VF away = hn::CopySign(hn::Set(d, 1.0f), q);
+      store(i, hn::IfThenElse(hn::Ge(hn::Abs(hn::Sub(q, t)), half), hn::Add(t, away), t));
+    }
   }
   for (; i < n; ++i) codes[i] = static_cast<int8_t>(std::clamp(std::round(x[i] / scale), -127.0f, 127.0f));
 }
@@ -254,12 +253,12 @@ constexpr int64_t kPrefetchRows = 4;
 void AppendRows(const KvAppendJob& job, int64_t r0, int64_t r1) {
   const int64_t H = job.heads, hd = job.head_dim, bs = job.block_size;
   const size_t row_bytes = static_cast<size_t>(hd) * job.elem_size;
-  HWY_ALIGN std::byte staged[1024];
+  std::byte staged[1024];  // read back with unaligned loads
   const bool stream = job.stream && row_bytes <= sizeof(staged);
-  // Element offset of token tok's head-0 slot.
-  auto token_base = [&](int64_t tok) {
+  // Token tok's head-0 slot; head h's is bs slots per head on.
+  auto token_slot = [&](int64_t tok) {
     const int64_t pos = job.cache_len_before + tok;
-    return (static_cast<int64_t>(job.block_indices[pos / bs]) * H * bs + pos % bs) * hd;
+    return static_cast<int64_t>(job.block_indices[pos / bs]) * H * bs + pos % bs;
   };
   for (int side = 0; side < 2; ++side) {
     const KvAppendSide& s = job.side[side];
@@ -267,16 +266,17 @@ void AppendRows(const KvAppendJob& job, int64_t r0, int64_t r1) {
     const int64_t b = std::min(r1, (side + 1) * job.rows) - side * job.rows;
     if (a >= b) continue;
     const int64_t last_tok = (b - 1) / H;
-    int64_t tok = a / H, h = a % H, base = token_base(tok);
+    int64_t tok = a / H, h = a % H, first = token_slot(tok);
     for (int64_t row = a; row < b; ++row) {
       if (row + kPrefetchRows < b) prefetch_l1(s.x + (row + kPrefetchRows) * hd, static_cast<size_t>(hd) * sizeof(float));
-      std::byte* dst = s.pool + (base + h * bs * hd) * job.elem_size;
+      const int64_t slot = first + h * bs;
+      std::byte* dst = s.pool + static_cast<size_t>(slot) * row_bytes;
       const float scale = StoreRow(job.dtype, s.x + row * hd, hd, stream ? staged : dst);
       if (stream) StreamBytes(dst, staged, row_bytes);
-      if (s.scales) s.scales[base / hd + h * bs] = scale;
+      if (s.scales) s.scales[slot] = scale;
       if (++h == H) {
         h = 0;
-        if (++tok <= last_tok) base = token_base(tok);
+        if (++tok <= last_tok) first = token_slot(tok);
       }
     }
   }
