@@ -9,6 +9,7 @@
 #include <benchmark/benchmark.h>
 
 #include "bench/all_cores.h"
+#include "core/backend.h"
 
 namespace ts::bench {
 
@@ -49,6 +50,14 @@ void flush_caches() {
     for (size_t i = r.begin; i < r.end; i += 8) sum += b[i];  // one load per 64-byte line
     benchmark::DoNotOptimize(sum);
   });
+}
+
+void before_timed_call(Backend& b, bool warm_cache) {
+  if (!warm_cache && !b.evict_device_caches()) {
+    b.park_host_threads();
+    flush_caches();
+  }
+  b.wake_host_threads();
 }
 
 }  // namespace ts::bench

@@ -5,9 +5,18 @@
 // dirty lines would be written back inside the next timed region.
 #include <cstddef>
 
+namespace ts {
+class Backend;
+}
+
 namespace ts::bench {
 
 void flush_caches();          // all cores read a buffer of twice the last-level cache (at least 64 MiB)
 size_t flush_buffer_bytes();
+
+// Before each timed call on b, outside the timed region: unless warm_cache, b's device caches evicted,
+// or, for a backend on the host's memory, the host's (b's host threads parked meanwhile); then b's
+// host threads woken (Backend::wake_host_threads), as a decode loop keeps them.
+void before_timed_call(Backend& b, bool warm_cache);
 
 }  // namespace ts::bench

@@ -145,7 +145,7 @@ void run(benchmark::State& state, const std::string& key, const std::string& bna
   }
   double host = 0, host_cpu = 0;
   for (auto _ : state) {
-    if (!o.warm_cache && !b.evict_device_caches()) flush_caches();
+    before_timed_call(b, o.warm_cache);
     const double c0 = thread_cpu_seconds();
     const auto t0 = std::chrono::steady_clock::now();
     s->g->set_decode_state(s->state);

@@ -6,6 +6,7 @@
 #include <benchmark/benchmark.h>
 
 #include "bench/cache_flush.h"
+#include "core/backend.h"
 
 namespace ts::bench {
 
@@ -29,7 +30,7 @@ bool IterationCap::applies(const OpBench& ob) const {
     ob.op->check_params(ob.preset->params);
     if (ob.op->cost(ob.preset->params, ob.dtype).bytes >= static_cast<double>(flush_buffer_bytes())) return false;
     OpSetup& s = set_up(ob);
-    flush_caches();
+    before_timed_call(backend(ob.backend), /*warm_cache=*/false);
     s.launch->execute();
     return s.launch->last_seconds() * static_cast<double>(o_.cold_iterations) < o_.min_time;
   } catch (const std::exception&) {

@@ -27,8 +27,9 @@
 int main(int argc, char** argv) {
   // The Vulkan backend turns its validation layer on for tests; it would dominate every timing.
   setenv("TOUCHSTONE_VULKAN_VALIDATION", "0", /*overwrite=*/0);
-  // The cpu backend's idle workers keep spinning through the cold-cache flush between timed calls
-  // (20 ms), so a call starts with its threads awake, as in a decode loop (cpu/runtime/thread_pool.cpp).
+  // The cpu backend's workers, woken after each cold-cache flush, keep spinning until the timed call
+  // starts (up to 20 ms), so a call starts with its threads awake, as in a decode loop
+  // (cpu/runtime/thread_pool.cpp, bench/cache_flush.h).
   setenv("TOUCHSTONE_CPU_SPIN_US", "20000", /*overwrite=*/0);
   // The flags as given, so a saved run says how it was measured (`touchstone bench compare` reruns a
   // baseline with the same ones).

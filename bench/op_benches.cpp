@@ -60,7 +60,7 @@ void run(benchmark::State& state, const OpBench& ob) {
   for (auto _ : state) {
     try {
       // Outside the timed region (the timer is the backend's): a GPU's own caches, else the host's.
-      if (!ob.warm_cache && !b.evict_device_caches()) flush_caches();
+      before_timed_call(b, ob.warm_cache);
       s->launch->execute();
     } catch (const std::exception& e) {
       release_setup();  // a failed launch may be in any state: set up afresh next time

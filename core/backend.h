@@ -78,6 +78,12 @@ class Backend {
   // the timed region. True when it did: the op's data is then in no host cache, and the benchmark
   // skips the host's flush. False (the default) for a device on the host's memory (cpu, PoCL, lavapipe).
   virtual bool evict_device_caches() { return false; }
+  // Host threads the backend keeps for its kernels, around a benchmark's cold-cache eviction (both
+  // outside the timed region): parked before it, so that they take no core from the eviction's
+  // threads, and running after it, so that the timed call starts with them awake, as in a decode
+  // loop where one kernel follows another. No-ops for a backend with no threads of its own.
+  virtual void park_host_threads() {}
+  virtual void wake_host_threads() {}
 
   // The device's own roofs (core/device_roofs.h), for a backend with a device of its own kind (a GPU
   // API, even where its driver runs on the host, as lavapipe and PoCL do): whether it measures them

@@ -5,6 +5,7 @@
 #include "core/tensor_parallel.h"
 #include "cpu/kernels.h"
 #include "cpu/runtime/simd_target.h"
+#include "cpu/runtime/thread_pool.h"
 
 namespace ts {
 
@@ -28,6 +29,8 @@ class CpuHostBackend final : public HostBackend {
   std::unique_ptr<Launch> prepare(const Problem& pr, TensorMap& io) override {
     return is_tensor_parallel(*pr.op) ? prepare_tensor_parallel(*this, pr, io) : HostBackend::prepare(pr, io);
   }
+  void park_host_threads() override { cpu::park_workers(); }
+  void wake_host_threads() override { cpu::wake_workers(); }
 };
 
 }  // namespace

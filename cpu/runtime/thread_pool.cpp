@@ -12,10 +12,11 @@ namespace {
 thread_local bool t_in_pool = false;  // set inside tasks: nested calls run serially
 
 // How long an idle worker spins before it sleeps: TOUCHSTONE_CPU_SPIN_US microseconds (default 50).
-// Back-to-back kernels then skip the futex wake-up latency. touchstone-bench raises it so that the
-// workers are awake when a timed call starts after its cold-cache flush, as they are in an inference
-// engine's decode loop, where one kernel follows another; the tests keep the short default, so idle
-// workers do not take the cores from the other tests running beside them.
+// Back-to-back kernels then skip the futex wake-up latency. touchstone-bench raises it, so that the
+// workers it wakes after each cold-cache flush (wake_workers) are still spinning when the timed call
+// starts, as they are in an inference engine's decode loop, where one kernel follows another; the
+// tests keep the short default, so idle workers do not take the cores from the other tests running
+// beside them.
 std::chrono::microseconds spin_time() {
   static const std::chrono::microseconds t = [] {
     const char* e = std::getenv("TOUCHSTONE_CPU_SPIN_US");
@@ -116,7 +117,15 @@ void parallel_for(int64_t n, int64_t grain, FnRef<void(int64_t, int64_t)> fn) {
   pool.run(chunks, chunk);
 }
 
+void ThreadPool::wake() {
+  // Two tasks at least (one runs serially), none with work: run() returns when every worker has
+  // claimed what was left of them, which it does only once awake.
+  run(std::max(size(), 2), [](int64_t) {});
+}
+
 void park_workers() { ThreadPool::instance().park(); }
+
+void wake_workers() { ThreadPool::instance().wake(); }
 
 void parallel_tasks(int64_t n, FnRef<void(int64_t)> fn) { ThreadPool::instance().run(n, fn); }
 

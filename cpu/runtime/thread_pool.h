@@ -47,6 +47,10 @@ class ThreadPool {
   // Idle workers stop spinning and sleep until the next run(): before a call into a library with
   // threads of its own (OpenBLAS), which a spinning worker would take a core from.
   void park() { parked_.store(true, std::memory_order_relaxed); }
+  // Returns once every worker is awake (an empty job that each of them has seen); they then spin
+  // for the next run() as after any job. A worker woken from its sleep by a run() starts ~0.1 ms
+  // late on a 2-vCPU VM (2026-11-27): the caller then runs the first tenth of a 1 ms decode alone.
+  void wake();
 
  private:
   void worker();
@@ -69,6 +73,8 @@ void parallel_for(int64_t n, int64_t grain, FnRef<void(int64_t, int64_t)> fn);
 
 // ThreadPool::instance().park(): before cblas_sgemm and the like.
 void park_workers();
+// ThreadPool::instance().wake(): the workers running before a call that should not wait for them.
+void wake_workers();
 
 // Runs fn(i) for i in [0, n) in parallel, tasks claimed one at a time (evens out tasks of unequal
 // cost, such as causal attention blocks, and workers that wake late).
