@@ -2,9 +2,10 @@
 
 namespace ts::bench {
 
-void register_baselines() {
+std::vector<std::string> register_baselines(const Options& o) {
   register_stream_triad();
   register_stream_read();
+  std::vector<std::string> capped = register_paged_read(o);
   register_fma_peak();
   register_device_roofs();
 #if TOUCHSTONE_BENCH_CBLAS
@@ -13,6 +14,7 @@ void register_baselines() {
 #if TOUCHSTONE_BENCH_CLBLAST
   register_clblast_sgemm();
 #endif
+  return capped;
 }
 
 }  // namespace ts::bench

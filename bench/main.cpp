@@ -85,9 +85,11 @@ int main(int argc, char** argv) {
       benchmark::AddCustomContext("touchstone_world", ts::world().describe());
       ran = ts::bench::run_with_stable_names(o, ts::bench::register_collective_benchmarks(o.collective_rounds, o.collective_full));
     } else {
-      ts::bench::register_baselines();
+      std::vector<std::string> capped = ts::bench::register_baselines(o);
       ts::bench::register_graph_benchmarks(o);
-      ran = ts::bench::run_with_stable_names(o, ts::bench::register_op_benchmarks(o));
+      const std::vector<std::string> ops = ts::bench::register_op_benchmarks(o);
+      capped.insert(capped.end(), ops.begin(), ops.end());
+      ran = ts::bench::run_with_stable_names(o, capped);
     }
   } catch (const std::exception& e) {
     std::cerr << "touchstone-bench: " << e.what() << "\n";

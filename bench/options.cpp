@@ -89,7 +89,8 @@ Options take_options(int& argc, char** argv) {
 void print_help() {
   std::printf(
       "touchstone-bench: every backend x op x bench preset x dtype, named <op>/<backend>/<preset>/<dtype>,\n"
-      "and the machine's own limits under baseline/ (stream_triad, stream_read, fma_peak, cblas_sgemm, clblast_sgemm).\n"
+      "and the machine's own limits under baseline/ (stream_triad, stream_read, paged_read, fma_peak,\n"
+      "cblas_sgemm, clblast_sgemm).\n"
       "\n"
       "touchstone flags:\n"
       "  --include-reference   also benchmark the scalar reference backend (slow on model-sized presets)\n"
