@@ -496,7 +496,7 @@ void AttendTiles(const AttnTask& task, const AttnBlock& blk, const KvView& kv, f
   TileRows<E> rows;
   bool first = true;
   const bool paged = kv.paging.table != nullptr;
-  const int64_t ahead = paged ? kPrefetchPaged : kPrefetchAffine;
+  const int64_t ahead = paged ? kPrefetchPaged : PrefetchAffineKeys(dk * static_cast<int64_t>(sizeof(E)));
   for (int64_t t0 = task.j0; t0 < task.j1; t0 += kTile) {
     const int64_t t1 = std::min(t0 + kTile, task.j1);
     // Not structured bindings here or below: lambdas capture them, which clang before 16 refuses.

@@ -26,11 +26,20 @@ HWY_BEFORE_NAMESPACE();
 namespace ts::cpu::HWY_NAMESPACE {
 
 constexpr int64_t kTile = 64;          // keys per online-softmax step
-// How far ahead of use key and value rows are asked for, in keys: rows in place in an affine view
-// (flash, MLA), each stream asked for in its own pass; rows of a paged pool, both while scoring.
-constexpr int64_t kPrefetchAffine = 32;
+// How far ahead of use key and value rows are asked for, in keys. Rows in place in an affine view
+// (flash, MLA), each stream asked for in its own pass: kStreamPrefetchBytes of each stream ahead, as the
+// decode GEMVs' weights (cpu/runtime/prefetch.h), at most kPrefetchAffineMax keys. On the Xeon the
+// figures run on (2026-11-27, cold flash decode h32 kv8 hd128 ctx4096 F32, medians of 5 alternating
+// rounds) 3 KiB took 0.87x the time of the 32 keys (16 KiB) asked for before, 2 and 4 KiB 0.92-0.93x.
+// Rows of a paged pool, both while scoring: 16 keys (a block of 16 slots); 2, 3 and 4 KiB ahead were
+// no faster there (F16, F8_E4M3, I8 ctx4096).
+constexpr int64_t kPrefetchAffineMax = 32;
 constexpr int64_t kPrefetchPaged = 16;
-constexpr int64_t kPrefetchKeys = std::max(kPrefetchAffine, kPrefetchPaged);  // row entries a tile keeps past its end
+constexpr int64_t kPrefetchKeys = std::max(kPrefetchAffineMax, kPrefetchPaged);  // row entries a tile keeps past its end
+inline int64_t PrefetchAffineKeys(int64_t row_bytes) {
+  return std::clamp<int64_t>(static_cast<int64_t>(kStreamPrefetchBytes) / std::max<int64_t>(row_bytes, 1), 2,
+                             kPrefetchAffineMax);
+}
 
 // Element to float for every K/V element type: the float types through Highway's conversions; I8 and
 // F8_E4M3 codes (their pools are scaled per slot) widened in lanes too, since decode over a quantized

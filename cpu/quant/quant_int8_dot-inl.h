@@ -323,7 +323,7 @@ HWY_INLINE void DotQ8Pair(K, const uint8_t* b, int64_t blk, const ActQ8K* a, VF*
 // Q4_K 0.89-0.94x the time, Q8_0 0.93-0.94x, Q6_K 0.98x, the Llama-3-8B Q4_K decode step 0.93x; 2 and
 // 4 KiB between them; 1 KiB and 16-32 KiB no faster than 8; every second to every 64th line only
 // (fewer prefetch instructions) 1.2-1.5x slower.
-inline constexpr int64_t kPrefetchAhead = 3072;
+inline constexpr int64_t kPrefetchAhead = static_cast<int64_t>(kStreamPrefetchBytes);
 HWY_INLINE void PrefetchAhead(const uint8_t* at, int64_t bytes) { prefetch_l2(at + kPrefetchAhead, static_cast<size_t>(bytes)); }
 
 // out[i * ldo] = the lane sum of row i's two accumulators (every step's row dot ends here).

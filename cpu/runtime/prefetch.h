@@ -5,6 +5,11 @@
 
 namespace ts::cpu {
 
+// How far ahead of its reads a kernel streaming from memory asks for its data: the decode GEMVs'
+// weights (their measurements: cpu/quant/quant_int8_dot-inl.h) and the attention engine's affine K/V
+// rows (cpu/attention/attention_rows-inl.h), each stream this many bytes ahead.
+inline constexpr size_t kStreamPrefetchBytes = 3072;
+
 // Asks for every cache line of [p, p + bytes) into L2 (prefetcht1 on x86), not L1: the kernels
 // stream each byte once, and on a Zen 4 (2 cores, measured 2026-11-24) L1 prefetches (prefetcht0,
 // prefetchnta) kept fewer lines in flight: the GGUF decode GEMVs read 16-30% slower with them, a paged
