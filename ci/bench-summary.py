@@ -14,6 +14,12 @@ A device backend (vulkan, opencl) is judged against its own device's roofs, meas
 its copy stream in the triad's place, its read stream, its F32 FMA peak, and CLBlast SGEMM on the
 opencl device. Each fraction is printed with the name of the roof it is of ("62.0% dev read").
 
+A paged decode over a KV pool (kv_paged_decode_attention) reads its rows in pieces at the places a block
+table gives: for each preset the filter selects that has one, baseline/paged_read/<preset> (that
+pool's bytes read in its block table's order, nothing computed) is run too, and a section after the
+table gives the benchmark as a fraction of it ("67.2% of paged read"), and that read as a fraction of
+the contiguous one: what the layout itself allows a kernel on this machine.
+
   ci/bench-summary.py --bench build/bench/touchstone-bench --filter 'gemm/cpu'
   ci/bench-summary.py --json results.json
   ci/bench-summary.py --filter 'gemm_quant/cpu/Q4_K_m1_' --interleave 7   # limits drift: interleave
@@ -60,16 +66,32 @@ def default_bench():
     return None
 
 
-def selected_backends(bench, filt):
-    """The backends of the op benchmarks `filt` selects (touchstone-bench lists them without running)."""
+def listed(bench, filt):
+    """The op benchmarks `filt` selects, as (op, backend, preset, dtype) (touchstone-bench lists them
+    without running)."""
     proc = subprocess.run([bench, f"--benchmark_filter={filt}", "--benchmark_list_tests=true"],
                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    backends = set()
-    for line in proc.stdout.splitlines():
-        parts = op_parts(short_name(line.strip()))  # listed with their "/manual_time"
-        if parts:
-            backends.add(parts[1])
-    return backends
+    parts = (op_parts(short_name(line.strip())) for line in proc.stdout.splitlines())  # with "/manual_time"
+    return [p for p in parts if p]
+
+
+def selected_backends(bench, filt):
+    """The backends of the op benchmarks `filt` selects."""
+    return {p[1] for p in listed(bench, filt)}
+
+
+# A paged pool's own read (baseline/paged_read/<preset>), for the op whose bench presets it reads.
+PAGED_READ_OP = "kv_paged_decode_attention"
+
+
+def paged_read_filter(bench, filt):
+    """The baseline/paged_read/<preset> of each preset of PAGED_READ_OP that `filt` selects and the
+    bench has, as a filter alternative ("" for none)."""
+    presets = {p[2] for p in listed(bench, filt) if p[0] == PAGED_READ_OP}
+    proc = subprocess.run([bench, "--benchmark_filter=^baseline/paged_read/", "--benchmark_list_tests=true"],
+                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    have = {short_name(line.strip()).split("/")[2] for line in proc.stdout.splitlines() if line.strip()}
+    return "|".join(f"^baseline/paged_read/{p}/" for p in sorted(presets & have))
 
 
 def load_average():
@@ -111,6 +133,9 @@ def run_bench(args):
     devices = device_roof_filter(selected_backends(bench, args.filter) - {"cpu", "reference"})
     if devices:
         baselines += "|" + devices
+    paged = paged_read_filter(bench, args.filter)
+    if paged:
+        baselines += "|" + paged
     cmd = [bench, f"--benchmark_filter=({args.filter})|{baselines}", "--benchmark_format=json",
            f"--benchmark_min_time={args.min_time}"] + args.extra
     if args.interleave:
@@ -189,7 +214,32 @@ def summarize(data, out=sys.stdout):
         tstr = f"{t * 1e3:.3f} ms" if t >= 1e-3 else f"{t * 1e6:.1f} us"
         print(f"{name:<{w}} {tstr:>10} {bw / 1e9:>8.2f} {fl / 1e9:>9.2f} {bound:>7} "
               + " ".join(f"{x:>{c}}" for x in cells) + f" {spread:>9}", file=out)
+    print_paged_reads(runs, read_bw, out)
     return report_skips(skipped, out)
+
+
+def print_paged_reads(runs, read_bw, out):
+    """Each paged decode benchmark beside the read of its own pool in its block table's order, where
+    the run has it: the fraction of what that layout lets any kernel read, after the fraction of the
+    contiguous read stream above."""
+    roofs = {}
+    for name, r in runs.items():
+        parts = name.split("/")
+        if len(parts) == 3 and parts[:2] == ["baseline", "paged_read"] and not r.get("error_occurred"):
+            roofs[parts[2]] = number(r, "bytes_per_second")
+    rows = [(name, op_parts(name)) for name in runs]
+    rows = [(name, p) for name, p in rows if p and p[0] == PAGED_READ_OP and roofs.get(p[2])
+            and not runs[name].get("error_occurred")]
+    if not rows:
+        return
+    print(f"\npaged pools: {PAGED_READ_OP} against baseline/paged_read/<preset>, the read of its own pool "
+          "in its block table's order, nothing computed (the pool's codes; the kernel's bytes also count "
+          "its scales and queries)", file=out)
+    for name, p in rows:
+        bw, roof = number(runs[name], "bytes_per_second"), roofs[p[2]]
+        of_read = f", pool read {roof / read_bw:.2f}x of the read stream" if read_bw else ""
+        print(f"  {name}: {bw / 1e9:.2f} GB/s, {100 * bw / roof:.1f}% of paged read "
+              f"({roof / 1e9:.2f} GB/s{of_read})", file=out)
 
 
 def report_skips(rows, out):
