@@ -84,7 +84,8 @@ Geometry geometry_of(const std::string& preset) {
     const ParamMap m = op->to_map(c.params);
     const auto num = [&](const char* k) { return std::stoll(m.at(k)); };
     const std::string& dt = m.at("kv_dtype");
-    const int64_t elem = dt == "F16" || dt == "BF16" ? 2 : 1;
+    const int64_t elem = dt == "F16" || dt == "BF16" ? 2 : dt == "I8" || dt == "F8_E4M3" ? 1 : 0;
+    check(elem > 0, "baseline/paged_read: {} has a pool of kv_dtype {}, whose element size it does not know", preset, dt);
     const int64_t bs = num("block_size");
     // The blocks the context fills: the ones a decode reads (the pool's spare blocks it never does).
     return {num("num_kv_heads"), (num("valid_kv_len") + bs - 1) / bs, bs * num("head_dim") * elem};
