@@ -20,7 +20,7 @@ HWY_BEFORE_NAMESPACE();
 namespace ts::bench::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// The wrapping sum of four regions of n words each (n a multiple of 4 vectors), read line by line in
+// The wrapping sum of four regions of n words each (n a multiple of the vector's lanes), read line by line in
 // step: four page streams in flight at once, as a kernel that interleaves two blocks' keys and values.
 uint32_t SumRegions4(const uint32_t* HWY_RESTRICT r0, const uint32_t* HWY_RESTRICT r1, const uint32_t* HWY_RESTRICT r2,
                      const uint32_t* HWY_RESTRICT r3, size_t n) {
@@ -110,8 +110,9 @@ struct PagedSetup final : Setup {
 std::unique_ptr<PagedSetup> make_setup(const std::string& preset) {
   auto s = std::make_unique<PagedSetup>();
   s->g = geometry_of(preset);
-  check(s->g.region_bytes % 256 == 0, "baseline/paged_read: a region of {} bytes is not whole 64-byte vectors x 4",
+  check(s->g.region_bytes % 64 == 0, "baseline/paged_read: a region of {} bytes is not whole 64-byte vectors",
         s->g.region_bytes);
+  check(s->g.blocks % 2 == 0, "baseline/paged_read: {} blocks do not pair up (two are read at a time)", s->g.blocks);
   s->bytes = static_cast<size_t>(s->g.blocks * s->g.heads * s->g.region_bytes);
   // Allocated like tensors (core/tensor.h), on the pages the ops' pools get.
   s->k = {static_cast<uint32_t*>(allocate_tensor_memory(s->bytes)), {s->bytes}};

@@ -75,19 +75,14 @@ def listed(bench, filt):
     return [p for p in parts if p]
 
 
-def selected_backends(bench, filt):
-    """The backends of the op benchmarks `filt` selects."""
-    return {p[1] for p in listed(bench, filt)}
-
-
 # A paged pool's own read (baseline/paged_read/<preset>), for the op whose bench presets it reads.
 PAGED_READ_OP = "kv_paged_decode_attention"
 
 
-def paged_read_filter(bench, filt):
-    """The baseline/paged_read/<preset> of each preset of PAGED_READ_OP that `filt` selects and the
-    bench has, as a filter alternative ("" for none)."""
-    presets = {p[2] for p in listed(bench, filt) if p[0] == PAGED_READ_OP}
+def paged_read_filter(bench, selected):
+    """The baseline/paged_read/<preset> of each preset of PAGED_READ_OP among the `selected` op
+    benchmarks that the bench has, as a filter alternative ("" for none)."""
+    presets = {p[2] for p in selected if p[0] == PAGED_READ_OP}
     proc = subprocess.run([bench, "--benchmark_filter=^baseline/paged_read/", "--benchmark_list_tests=true"],
                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     have = {short_name(line.strip()).split("/")[2] for line in proc.stdout.splitlines() if line.strip()}
@@ -130,10 +125,11 @@ def run_bench(args):
     if args.mpiexec:
         return run_collective_bench(args, bench)
     baselines = BASELINE_FILTER
-    devices = device_roof_filter(selected_backends(bench, args.filter) - {"cpu", "reference"})
+    selected = listed(bench, args.filter)
+    devices = device_roof_filter({p[1] for p in selected} - {"cpu", "reference"})
     if devices:
         baselines += "|" + devices
-    paged = paged_read_filter(bench, args.filter)
+    paged = paged_read_filter(bench, selected)
     if paged:
         baselines += "|" + paged
     cmd = [bench, f"--benchmark_filter=({args.filter})|{baselines}", "--benchmark_format=json",
