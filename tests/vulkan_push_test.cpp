@@ -111,7 +111,7 @@ void expect_block(const std::string& id, const std::vector<PushField>& mirror) {
 TEST(VulkanPush, AttentionBlockAgrees) {
   using S = AttnPush;
   const std::vector<PushField> mirror{TS_ATTN_PUSH(TS_MIRROR_U, TS_MIRROR_F, TS_MIRROR_A)};
-  for (const char* k : {"attn_fa", "attn_mla", "attn_kv", "attn_combine"}) expect_block(k, mirror);
+  for (const char* k : {"attn_fa", "attn_mla", "attn_kv", "attn_combine", "attn_decode", "attn_decode_kv"}) expect_block(k, mirror);
 }
 
 TEST(VulkanPush, KvAppendBlockAgrees) {

@@ -6,6 +6,7 @@
 
 #include <bit>
 #include <cstdlib>
+#include <string_view>
 
 #include "core/unsupported.h"
 #include "vulkan/runtime/pipelines.h"
@@ -24,6 +25,36 @@ constexpr uint64_t shared_bytes(int64_t hd, int64_t bq, int64_t bk) {
   return 4 * static_cast<uint64_t>(bq * hd + bk * hd + bq * bk + 5 * bq + 4 * bk);
 }
 
+// attention_decode.comp's limits: query rows per work group, invocations, rounds of loads per tile,
+// elements of a row per invocation, and its shared memory (red, sp, smx / ssum, srange, the staged rows).
+constexpr int64_t kDecodeRows = 4, kDecodeWg = 128, kDecodeRounds = 8, kDecodeLaneElems = 8;
+constexpr int64_t kDecodeKeysMax = kDecodeRounds * kDecodeWg / kDecodeLaneElems;
+constexpr uint64_t kDecodeShared =
+    4 * static_cast<uint64_t>(kDecodeRows * (kDecodeRounds * kDecodeWg + kDecodeKeysMax) + kDecodeRows * kDecodeKeysMax +
+                              2 * kDecodeRows * kDecodeKeysMax / 4 + 2 * kDecodeRows + 4 * kDecodeKeysMax);
+
+// Whether attention_decode.comp takes this attention, and its keys per tile: a few query rows per
+// (sequence, kv head) (a decode step's GQA group, or a few positions of one: at most four work groups), one key part of
+// 64, 128 or 256 channels for keys and values alike, rows starting at multiples of 8 elements, ferrum
+// or affine rows, a per-sequence mode, and subgroup arithmetic whose subgroups divide a tile's keys.
+// TOUCHSTONE_VULKAN_ATTN_DECODE=0 keeps every case on attention.comp (tests, A/B).
+int64_t decode_tile_keys(const Target& tg, const Attn& a, bool mla, bool ragged, int64_t rows) {
+  if (const char* env = std::getenv("TOUCHSTONE_VULKAN_ATTN_DECODE")) {
+    check(std::string_view(env) == "0" || std::string_view(env) == "1",
+          "TOUCHSTONE_VULKAN_ATTN_DECODE={}: want 0 (attention.comp only) or 1", env);
+    if (*env == '0') return 0;
+  }
+  const int64_t d = a.dqk;
+  if (mla || ragged || a.addr == KvAddr::VLLM || a.dk1 != d || a.dv != d || rows > 4 * kDecodeRows) return 0;
+  if (d != 64 && d != 128 && d != 256) return 0;
+  const auto aligned = [](int64_t x) { return x % kDecodeLaneElems == 0; };
+  if (a.addr == KvAddr::AFFINE && !(aligned(a.k1_hs) && aligned(a.v_hs) && aligned(a.k1_rs) && aligned(a.v_rs)))
+    return 0;
+  const int64_t keys = kDecodeRounds * kDecodeWg / (d / kDecodeLaneElems), sg = tg.subgroup_size;
+  if (!tg.subgroups || sg < 4 || sg > keys || keys % sg != 0 || kDecodeShared > tg.max_shared) return 0;
+  return keys;
+}
+
 // Pieces hold at least this many keys (a multiple of both variants' BK): below it the state a piece
 // writes (dv + 2 floats per row) nears the K/V bytes it summarises.
 constexpr int64_t kMinPieceKeys = 32;
@@ -32,19 +63,20 @@ struct Split {
   int64_t piece_keys = kNoIndex, pieces = 1;  // ~0, 1: no split
 };
 
-// Key split (flash decoding): pieces of the key range [0, keys) that bring a grid of `groups` work
-// groups up to the device's fill_groups; none when the grid already fills it or the keys make one piece.
-Split key_split(int64_t groups, int64_t keys, const Target& tg) {
+// Key split (flash decoding): pieces of the key range [0, keys), each a multiple of `multiple` keys,
+// that bring a grid of `groups` work groups up to the device's fill_groups; none when the grid already
+// fills it or the keys make one piece.
+Split key_split(int64_t groups, int64_t keys, const Target& tg, int64_t multiple) {
   if (const char* env = std::getenv("TOUCHSTONE_VULKAN_ATTN_PIECE")) {  // tests and tuning; 0 never splits
     char* end = nullptr;
     const long n = std::strtol(env, &end, 10);
     check(*env && !*end && n >= 0, "TOUCHSTONE_VULKAN_ATTN_PIECE={}: want a key count (0: no split)", env);
-    const int64_t piece = ceil_div(n, kMinPieceKeys) * kMinPieceKeys;
+    const int64_t piece = ceil_div(n, multiple) * multiple;
     if (piece == 0 || piece >= keys) return {};
     return {piece, ceil_div(keys, piece)};
   }
-  if (groups >= tg.fill_groups || keys <= kMinPieceKeys) return {};
-  const int64_t piece = ceil_div(ceil_div(keys, ceil_div(tg.fill_groups, groups)), kMinPieceKeys) * kMinPieceKeys;
+  if (groups >= tg.fill_groups || keys <= multiple) return {};
+  const int64_t piece = ceil_div(ceil_div(keys, ceil_div(tg.fill_groups, groups)), multiple) * multiple;
   if (piece >= keys) return {};
   return {piece, ceil_div(keys, piece)};
 }
@@ -76,15 +108,21 @@ std::vector<Dispatch> attn(const Target& tg, const Attn& a, bool mla) {
     const int64_t all = group * a.total_q;
     nrows = 0, zs = 1, blocks = std::min(all, (all + a.batch * (rows - 1)) / rows);
   }
+  const int64_t tile_keys = decode_tile_keys(tg, a, mla, ragged, nrows);
+  if (tile_keys > 0) blocks = ceil_div(nrows, kDecodeRows);
   if (blocks == 0) return {};  // no query row: nothing to write
   const bool lens = a.seqs != Seqs::UNIFORM || !a.kv_lens.empty();
   const int64_t keys = lens ? a.capacity : a.kv_len;
   supported_only_if(keys <= 0xffffffffll, "vulkan attention: up to {} keys, past the kernels' 32-bit key indices", keys);
-  const Split sp = key_split(blocks * a.nkv * zs, keys, tg);
+  // A decode work group's piece is whole tiles; attention.comp's at least kMinPieceKeys.
+  const Split sp = key_split(blocks * a.nkv * zs, keys, tg, tile_keys > 0 ? tile_keys : kMinPieceKeys);
   check(a.x > 0 && (a.x & (a.x - 1)) == 0, "vulkan attention: vLLM's x = {} is not a power of two", a.x);
   const int64_t x_shift = std::countr_zero(static_cast<uint64_t>(a.x));
   Dispatch d;
-  d.shader = tg.variant(mla ? Kernel::attn_mla : a.packed ? Kernel::attn_kv : Kernel::attn_fa);
+  if (tile_keys > 0)
+    d.shader = tg.variant(a.packed ? Kernel::attn_decode_kv : Kernel::attn_decode);
+  else
+    d.shader = tg.variant(mla ? Kernel::attn_mla : a.packed ? Kernel::attn_kv : Kernel::attn_fa);
   // Bindings a case does not use are bound to q (never read) or the output (never written).
   auto or_q = [&](const std::string& t) { return t.empty() ? a.q : t; };
   d.bindings = {a.q, a.k1, a.k2, a.v, a.out, or_q(a.kv_lens), a.q, or_q(a.seq2), or_q(a.tables),
