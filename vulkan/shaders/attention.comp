@@ -1,5 +1,6 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 // Flash attention: softmax(scale q k^T) v with an online softmax over key tiles of BK rows staged
 // in shared memory, never materialising the scores. The one attention engine of the core, paged and
 // kv ops: they differ only in how a work group finds its sequence (p.seqs) and K/V rows (p.addr,
@@ -78,17 +79,40 @@ void main() {
     lse_at = h * p.total_q + sq.row0 + qi;
   }
   const uint first = part_offset(prow, 0u), stride = p.dv + 2u, out_base = p.o_off + row * p.dv;
+  // Pieces 8 at a time, their loads issued together: a decode's row has dozens of pieces, and one
+  // load in flight at a time would cost a cache latency per piece.
   float m = NEG_INF;
-  for (uint s = 0; s < p.npieces; ++s) m = max(m, part[first + s * stride]);
+  for (uint s0 = 0u; s0 < p.npieces; s0 += 8u) {
+    float ms[8];
+    [[unroll]] for (uint k = 0u; k < 8u; ++k) {
+      ms[k] = NEG_INF;
+      if (s0 + k < p.npieces) ms[k] = part[first + (s0 + k) * stride];  // an if: no load past the pieces
+    }
+    [[unroll]] for (uint k = 0u; k < 8u; ++k) m = max(m, ms[k]);
+  }
   for (uint d = gl_LocalInvocationIndex; d < p.dv; d += WG) {
     float l = 0.0, acc = 0.0;
-    for (uint s = 0; s < p.npieces; ++s) {  // key order: the same sums every run
-      const uint u = first + s * stride;
-      // 0 for a piece that saw no key (m = -inf, l = acc = 0); a piece that saw a NaN score has l
-      // NaN, which its weight carries into the row's (0 * NaN included).
-      const float w = part[u] == NEG_INF ? 0.0 : exp(part[u] - m);
-      l = fma(part[u + 1u], w, l);
-      acc = fma(part[u + 2u + d], w, acc);
+    for (uint s0 = 0u; s0 < p.npieces; s0 += 8u) {
+      float pm[8], pl[8], pa[8];
+      [[unroll]] for (uint k = 0u; k < 8u; ++k) {
+        const uint u = first + (s0 + k) * stride;
+        pm[k] = NEG_INF;
+        pl[k] = 0.0;
+        pa[k] = 0.0;
+        if (s0 + k < p.npieces) {
+          pm[k] = part[u];
+          pl[k] = part[u + 1u];
+          pa[k] = part[u + 2u + d];
+        }
+      }
+      [[unroll]] for (uint k = 0u; k < 8u; ++k) {  // key order: the same sums every run
+        // 0 for a piece that saw no key (m = -inf, l = acc = 0), or past the last; a piece that saw
+        // a NaN score has l NaN, which its weight carries into the row's (0 * NaN included).
+        if (s0 + k >= p.npieces) break;
+        const float w = pm[k] == NEG_INF ? 0.0 : exp(pm[k] - m);
+        l = fma(pl[k], w, l);
+        acc = fma(pa[k], w, acc);
+      }
     }
     // l == 0: no key seen, zeros; a NaN l divides through: the row is NaN, as the reference's.
     o[out_base + d] = st(l != 0.0 ? acc / l : 0.0);

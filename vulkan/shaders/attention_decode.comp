@@ -2,6 +2,7 @@
 #extension GL_GOOGLE_include_directive : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
+#extension GL_EXT_control_flow_attributes : require
 // Attention for a few query rows per (sequence, kv head): a decode step's GQA group. The engine's
 // other kernel (attention.comp) stages every key tile in shared memory with scalar loads, then lets a
 // few invocations run the softmax while the rest wait: on a GPU that leaves the memory system nearly
@@ -73,24 +74,24 @@ void load8(bool is_k, uint e, out uvec4 lo, out uvec4 hi) {
 void decode8(uvec4 lo, uvec4 hi, out float x[EPL]) {
   const uint kind = ELEM_KIND;
   if (kind == KIND_F32) {
-    for (uint i = 0u; i < 4u; ++i) {
+    [[unroll]] for (uint i = 0u; i < 4u; ++i) {
       x[i] = uintBitsToFloat(lo[i]);
       x[i + 4u] = uintBitsToFloat(hi[i]);
     }
   } else if (kind == KV_DTYPE_F16) {
-    for (uint i = 0u; i < 4u; ++i) {
+    [[unroll]] for (uint i = 0u; i < 4u; ++i) {
       const vec2 h = unpackHalf2x16(lo[i]);
       x[2u * i] = h.x;
       x[2u * i + 1u] = h.y;
     }
   } else if (kind == KV_DTYPE_BF16) {
-    for (uint i = 0u; i < 4u; ++i) {
+    [[unroll]] for (uint i = 0u; i < 4u; ++i) {
       x[2u * i] = uintBitsToFloat(lo[i] << 16);
       x[2u * i + 1u] = uintBitsToFloat(lo[i] & 0xffff0000u);
     }
   } else {
     const uvec2 w = lo.xy;
-    for (uint i = 0u; i < 8u; ++i) {
+    [[unroll]] for (uint i = 0u; i < 8u; ++i) {
       const uint word = i < 4u ? w.x : w.y;
       x[i] = kind == KV_DTYPE_I8 ? float(bitfieldExtract(int(word), int((i & 3u) * 8u), 8))
                                  : kv_elem_of(kind, word, i);
@@ -102,7 +103,7 @@ void decode8(uvec4 lo, uvec4 hi, out float x[EPL]) {
 // selects (a register array indexed at run time would go to memory).
 float pick(float a[R], uint i) {
   float x = a[0];
-  for (uint k = 1u; k < R; ++k) x = i == k ? a[k] : x;
+  [[unroll]] for (uint k = 1u; k < R; ++k) x = i == k ? a[k] : x;
   return x;
 }
 
@@ -134,7 +135,7 @@ void main() {
 
   uvec2 vis[R];
   uint j_begin = 0xffffffffu, j_end = 0u;
-  for (uint rr = 0u; rr < R; ++rr) {
+  [[unroll]] for (uint rr = 0u; rr < R; ++rr) {
     const uint r = r0 + rr;
     vis[rr] = r < nrows ? visible_keys(sq, r % sq.n) : uvec2(0u);
     if (vis[rr].x < vis[rr].y) {
@@ -149,11 +150,11 @@ void main() {
   if (t < R) srange[t] = vis[t];
 
   float qv[R][EPL], acc[R][EPL], m[R], l[R];
-  for (uint rr = 0u; rr < R; ++rr) {
+  [[unroll]] for (uint rr = 0u; rr < R; ++rr) {
     const uint r = r0 + rr;
     uint base = 0u;
     if (r < nrows) base = p.q_off + q_row(sq, z, kvh * p.group + r / sq.n, r % sq.n) * p.dqk + c * EPL;
-    for (uint e = 0u; e < EPL; ++e) {
+    [[unroll]] for (uint e = 0u; e < EPL; ++e) {
       float x = 0.0;
       if (r < nrows) x = ld(q[base + e]);  // an if, not ?:, so no load is ever speculated
       qv[rr][e] = x;
@@ -168,19 +169,19 @@ void main() {
   for (uint j0 = j_begin; j0 < j_end; j0 += kt) {
     // K: every round's loads first, then their partial dots.
     uvec4 klo[NR], khi[NR];
-    for (uint i = 0u; i < NR; ++i) {
+    [[unroll]] for (uint i = 0u; i < NR; ++i) {
       const uint kk = i * kpr + ks;
       klo[i] = uvec4(0u);
       khi[i] = uvec4(0u);
       if (j0 + kk < j_end) load8(true, skb[kk] + c * EPL, klo[i], khi[i]);
     }
-    for (uint i = 0u; i < NR; ++i) {
+    [[unroll]] for (uint i = 0u; i < NR; ++i) {
       const uint kk = i * kpr + ks;
       float x[EPL];
       decode8(klo[i], khi[i], x);
-      for (uint rr = 0u; rr < R; ++rr) {
+      [[unroll]] for (uint rr = 0u; rr < R; ++rr) {
         float d = 0.0;
-        for (uint e = 0u; e < EPL; ++e) d = fma(qv[rr][e], x[e], d);
+        [[unroll]] for (uint e = 0u; e < EPL; ++e) d = fma(qv[rr][e], x[e], d);
         red[(kk * R + rr) * (lpk + 1u) + c] = d * sks[kk];
       }
     }
@@ -188,7 +189,7 @@ void main() {
     // overwrites them before the weights are applied.
     uvec4 vlo[NR], vhi[NR];
     float vsc[NR];
-    for (uint i = 0u; i < NR; ++i) {
+    [[unroll]] for (uint i = 0u; i < NR; ++i) {
       const uint kk = i * kpr + ks;
       vlo[i] = uvec4(0u);
       vhi[i] = uvec4(0u);
@@ -200,10 +201,18 @@ void main() {
     // Pairs (row rr, key kk) = pi = rr * kt + kk, pi = t + WG * i: a subgroup's pairs share a row.
     float s[PAIRS_MAX];
     bool seen[PAIRS_MAX];
-    for (uint i = 0u; i < pairs; ++i) {
+    [[unroll]] for (uint i = 0u; i < PAIRS_MAX; ++i) {
+      if (i == pairs) break;  // uniform over the work group
       const uint pi = t + WG * i, rr = pi >> kt_log, kk = pi & (kt - 1u), j = j0 + kk;
-      float dot = 0.0;
-      for (uint k = 0u; k < lpk; ++k) dot += red[(kk * R + rr) * (lpk + 1u) + k];
+      // The key's lpk partial dots (8, 16 or 32), 8 loads at a time in flight.
+      const uint at = (kk * R + rr) * (lpk + 1u);
+      float part8[8];
+      [[unroll]] for (uint k = 0u; k < 8u; ++k) part8[k] = 0.0;
+      [[unroll]] for (uint k0 = 0u; k0 < 32u; k0 += 8u) {
+        if (k0 == lpk) break;
+        [[unroll]] for (uint k = 0u; k < 8u; ++k) part8[k] += red[at + k0 + k];
+      }
+      const float dot = ((part8[0] + part8[1]) + (part8[2] + part8[3])) + ((part8[4] + part8[5]) + (part8[6] + part8[7]));
       const uvec2 kr = srange[rr];
       seen[i] = j < j_end && j >= kr.x && j < kr.y;
       s[i] = dot * p.scale;
@@ -215,12 +224,13 @@ void main() {
     barrier();
 
     float m_new[R];
-    for (uint rr = 0u; rr < R; ++rr) {
+    [[unroll]] for (uint rr = 0u; rr < R; ++rr) {
       float mx = m[rr];
       for (uint g = 0u; g < sgs_per_row; ++g) mx = max(mx, smx[rr * sgs_per_row + g]);
       m_new[rr] = mx;
     }
-    for (uint i = 0u; i < pairs; ++i) {
+    [[unroll]] for (uint i = 0u; i < PAIRS_MAX; ++i) {
+      if (i == pairs) break;
       const uint pi = t + WG * i, rr = pi >> kt_log;
       const float mn = pick(m_new, rr);
       const bool nan_score = seen[i] && isnan(s[i]);
@@ -235,7 +245,7 @@ void main() {
     barrier();
 
     float corr[R];
-    for (uint rr = 0u; rr < R; ++rr) {
+    [[unroll]] for (uint rr = 0u; rr < R; ++rr) {
       float sum = 0.0;
       for (uint g = 0u; g < sgs_per_row; ++g) sum += ssum[rr * sgs_per_row + g];
       const float mn = m_new[rr];
@@ -243,26 +253,26 @@ void main() {
       // A +Inf score is the max, and the reference's exp(s - max) is exp(Inf - Inf) = NaN.
       l[rr] = isnan(sum) || (isinf(mn) && mn > 0.0) ? QNAN : l[rr] * corr[rr] + sum;
       m[rr] = mn;
-      for (uint e = 0u; e < EPL; ++e) acc[rr][e] *= corr[rr];
+      [[unroll]] for (uint e = 0u; e < EPL; ++e) acc[rr][e] *= corr[rr];
     }
-    for (uint i = 0u; i < NR; ++i) {
+    [[unroll]] for (uint i = 0u; i < NR; ++i) {
       const uint kk = i * kpr + ks;
       if (j0 + kk >= j_end) break;
       float x[EPL];
       decode8(vlo[i], vhi[i], x);
-      for (uint rr = 0u; rr < R; ++rr) {
+      [[unroll]] for (uint rr = 0u; rr < R; ++rr) {
         const float w = sp[rr * kt + kk];
         if (floatBitsToUint(w) == 0x80000000u) continue;  // a hidden key (-0.0): nothing, even NaN
         const float wv = w * vsc[i];
-        for (uint e = 0u; e < EPL; ++e) acc[rr][e] = fma(wv, x[e], acc[rr][e]);
+        [[unroll]] for (uint e = 0u; e < EPL; ++e) acc[rr][e] = fma(wv, x[e], acc[rr][e]);
       }
     }
   }
 
   // Each lane holds its keys' share of its slice: sum the kpr shares of every (row, column). Every
   // lane has passed the last tile's barriers since it last read `red`.
-  for (uint rr = 0u; rr < R; ++rr)
-    for (uint e = 0u; e < EPL; ++e) red[(ks * R + rr) * p.dqk + c * EPL + e] = acc[rr][e];
+  [[unroll]] for (uint rr = 0u; rr < R; ++rr)
+    [[unroll]] for (uint e = 0u; e < EPL; ++e) red[(ks * R + rr) * p.dqk + c * EPL + e] = acc[rr][e];
   barrier();
   for (uint oi = t; oi < R * p.dqk; oi += WG) {
     const uint rr = oi >> findMSB(p.dqk), d = oi & (p.dqk - 1u), r = r0 + rr;
