@@ -28,6 +28,7 @@ constexpr uint64_t shared_bytes(int64_t hd, int64_t bq, int64_t bk) {
 // attention_decode.comp's limits: query rows per work group, invocations, rounds of loads per tile,
 // elements of a row per invocation, and its shared memory (red, sp, smx / ssum, srange, the staged rows).
 constexpr int64_t kDecodeRows = 4, kDecodeWg = 128, kDecodeRounds = 8, kDecodeLaneElems = 8;
+constexpr int64_t kDecodeMinTiles = 2;  // tiles a key piece holds at least
 constexpr int64_t kDecodeKeysMax = kDecodeRounds * kDecodeWg / kDecodeLaneElems;
 constexpr uint64_t kDecodeShared =
     4 * static_cast<uint64_t>(kDecodeRows * (kDecodeRounds * kDecodeWg + kDecodeKeysMax) + kDecodeRows * kDecodeKeysMax +
@@ -63,10 +64,10 @@ struct Split {
   int64_t piece_keys = kNoIndex, pieces = 1;  // ~0, 1: no split
 };
 
-// Key split (flash decoding): pieces of the key range [0, keys), each a multiple of `multiple` keys,
-// that bring a grid of `groups` work groups up to the device's fill_groups; none when the grid already
-// fills it or the keys make one piece.
-Split key_split(int64_t groups, int64_t keys, const Target& tg, int64_t multiple) {
+// Key split (flash decoding): pieces of the key range [0, keys), each a multiple of `multiple` keys
+// and at least min_keys, that bring a grid of `groups` work groups up to the device's fill_groups;
+// none when the grid already fills it or the keys make one piece.
+Split key_split(int64_t groups, int64_t keys, const Target& tg, int64_t multiple, int64_t min_keys) {
   if (const char* env = std::getenv("TOUCHSTONE_VULKAN_ATTN_PIECE")) {  // tests and tuning; 0 never splits
     char* end = nullptr;
     const long n = std::strtol(env, &end, 10);
@@ -76,7 +77,8 @@ Split key_split(int64_t groups, int64_t keys, const Target& tg, int64_t multiple
     return {piece, ceil_div(keys, piece)};
   }
   if (groups >= tg.fill_groups || keys <= multiple) return {};
-  const int64_t piece = ceil_div(ceil_div(keys, ceil_div(tg.fill_groups, groups)), multiple) * multiple;
+  const int64_t piece =
+      std::max(min_keys, ceil_div(ceil_div(keys, ceil_div(tg.fill_groups, groups)), multiple) * multiple);
   if (piece >= keys) return {};
   return {piece, ceil_div(keys, piece)};
 }
@@ -114,8 +116,11 @@ std::vector<Dispatch> attn(const Target& tg, const Attn& a, bool mla) {
   const bool lens = a.seqs != Seqs::UNIFORM || !a.kv_lens.empty();
   const int64_t keys = lens ? a.capacity : a.kv_len;
   supported_only_if(keys <= 0xffffffffll, "vulkan attention: up to {} keys, past the kernels' 32-bit key indices", keys);
-  // A decode work group's piece is whole tiles; attention.comp's at least kMinPieceKeys.
-  const Split sp = key_split(blocks * a.nkv * zs, keys, tg, tile_keys > 0 ? tile_keys : kMinPieceKeys);
+  // A decode work group's piece is whole tiles, two at least: its first tile pays the row lookups'
+  // latency, the next ones find them fetched (on an H200, pieces of one tile took 1.25x the time of
+  // pieces of two at kv decode ctx4096 F16). attention.comp's pieces are kMinPieceKeys at least.
+  const Split sp = tile_keys > 0 ? key_split(blocks * a.nkv * zs, keys, tg, tile_keys, kDecodeMinTiles * tile_keys)
+                                 : key_split(blocks * a.nkv * zs, keys, tg, kMinPieceKeys, kMinPieceKeys);
   check(a.x > 0 && (a.x & (a.x - 1)) == 0, "vulkan attention: vLLM's x = {} is not a power of two", a.x);
   const int64_t x_shift = std::countr_zero(static_cast<uint64_t>(a.x));
   Dispatch d;

@@ -107,16 +107,31 @@ float pick(float a[R], uint i) {
   return x;
 }
 
-// Keys j0 .. j0 + KT below j_end: where their rows start and their scales, by invocations t < KT.
-void stage_rows(uint t, uint kt, uint j0, uint j_end, Seq s, uint slot, uint kvh) {
-  const uint j = j0 + t;
-  if (t >= kt || j >= j_end) return;
+// Key j of the tile's slot t: where its rows start and their scales, fetched into registers (by
+// invocations t < KT, keys below j_end) a tile ahead of staging them in shared memory, so that the
+// table's and the scales' latency hides behind the tile before.
+struct Staged {
+  uint k, v;
+  float ks, vs;
+};
+Staged fetch_row(uint t, uint kt, uint j, uint j_end, Seq s, uint slot, uint kvh) {
+  Staged r = Staged(0u, 0u, 1.0, 1.0);
+  if (t >= kt || j >= j_end) return r;
   const KvRow kr = kv_row(s, slot, kvh, j);
-  skb[t] = kr.k;
-  svb[t] = kr.v;
-  const bool scaled = ELEM_KIND != KIND_F32 && kv_scaled(ELEM_KIND) && kr.scale != 0xffffffffu;
-  sks[t] = scaled ? k_scales[kr.scale] : 1.0;
-  svs[t] = scaled ? v_scales[kr.scale] : 1.0;
+  r.k = kr.k;
+  r.v = kr.v;
+  if (ELEM_KIND != KIND_F32 && kv_scaled(ELEM_KIND) && kr.scale != 0xffffffffu) {
+    r.ks = k_scales[kr.scale];
+    r.vs = v_scales[kr.scale];
+  }
+  return r;
+}
+void stage_row(uint t, uint kt, Staged r) {
+  if (t >= kt) return;
+  skb[t] = r.k;
+  svb[t] = r.v;
+  sks[t] = r.ks;
+  svs[t] = r.vs;
 }
 
 void main() {
@@ -163,10 +178,11 @@ void main() {
     m[rr] = NEG_INF;
     l[rr] = 0.0;
   }
-  stage_rows(t, kt, j_begin, j_end, sq, slot, kvh);
+  stage_row(t, kt, fetch_row(t, kt, j_begin + t, j_end, sq, slot, kvh));
   barrier();
 
   for (uint j0 = j_begin; j0 < j_end; j0 += kt) {
+    const Staged next = fetch_row(t, kt, j0 + kt + t, j_end, sq, slot, kvh);
     // K: every round's loads first, then their partial dots.
     uvec4 klo[NR], khi[NR];
     [[unroll]] for (uint i = 0u; i < NR; ++i) {
@@ -220,7 +236,7 @@ void main() {
       if (subgroupElect()) smx[pi / gl_SubgroupSize] = mx;
     }
     // The next tile's rows: every lane has read this tile's (its K and V loads and V scales are issued).
-    stage_rows(t, kt, j0 + kt, j_end, sq, slot, kvh);
+    stage_row(t, kt, next);
     barrier();
 
     float m_new[R];
