@@ -41,6 +41,13 @@ layout(std430, binding = 1) readonly buffer Buf1 { uvec4 k1[]; };
 layout(std430, binding = 3) readonly buffer Buf3 { uvec4 v[]; };
 
 #define KIND_F32 0xffu  // not a KV_DTYPE: plain F32 rows
+// 16-byte words a lane loads per row per round: two for F32 rows, else one. A pool's kind is known
+// only at run time, but it is never F32, so the pool build holds no second word's registers.
+#if defined(KERNEL_ATTN_DECODE) && defined(DT_F32)
+#define RAW 2
+#else
+#define RAW 1
+#endif
 #if defined(KERNEL_ATTN_DECODE_KV)
 #define ELEM_KIND p.kv_kind
 #elif defined(DT_F32)
@@ -60,25 +67,31 @@ shared float sks[KT_MAX], svs[KT_MAX];
 
 uint elem_bytes() { return ELEM_KIND == KIND_F32 ? 4u : kv_elem_bytes(ELEM_KIND); }
 
-// Elements [e, e + 8) of a pool (e a multiple of 8) as loaded: the 16-byte word holding them (lo),
-// and for F32 the next one (hi); one-byte elements take half a word, moved to lo.xy.
-void load8(bool is_k, uint e, out uvec4 lo, out uvec4 hi) {
+// Elements [e, e + 8) of a pool (e a multiple of 8) as loaded: the 16-byte word holding them, and
+// for F32 the next one; one-byte elements take half a word, moved to its first half.
+void load8(bool is_k, uint e, out uvec4 raw[RAW]) {
   const uint at = e * elem_bytes(), w = at >> 4;
-  lo = is_k ? k1[w] : v[w];
-  hi = uvec4(0u);
-  if (ELEM_KIND == KIND_F32) hi = is_k ? k1[w + 1u] : v[w + 1u];
-  if ((at & 8u) != 0u) lo.xy = lo.zw;
+  raw[0] = is_k ? k1[w] : v[w];
+#if RAW == 2
+  raw[1] = is_k ? k1[w + 1u] : v[w + 1u];
+#endif
+  if ((at & 8u) != 0u) raw[0].xy = raw[0].zw;
 }
 
 // The 8 elements load8 brought, as floats.
-void decode8(uvec4 lo, uvec4 hi, out float x[EPL]) {
+void decode8(uvec4 raw[RAW], out float x[EPL]) {
   const uint kind = ELEM_KIND;
+  const uvec4 lo = raw[0];
+#if RAW == 2
   if (kind == KIND_F32) {
     [[unroll]] for (uint i = 0u; i < 4u; ++i) {
       x[i] = uintBitsToFloat(lo[i]);
-      x[i + 4u] = uintBitsToFloat(hi[i]);
+      x[i + 4u] = uintBitsToFloat(raw[1][i]);
     }
-  } else if (kind == KV_DTYPE_F16) {
+    return;
+  }
+#endif
+  if (kind == KV_DTYPE_F16) {
     [[unroll]] for (uint i = 0u; i < 4u; ++i) {
       const vec2 h = unpackHalf2x16(lo[i]);
       x[2u * i] = h.x;
@@ -184,17 +197,16 @@ void main() {
   for (uint j0 = j_begin; j0 < j_end; j0 += kt) {
     const Staged next = fetch_row(t, kt, j0 + kt + t, j_end, sq, slot, kvh);
     // K: every round's loads first, then their partial dots.
-    uvec4 klo[NR], khi[NR];
+    uvec4 kraw[NR][RAW];
     [[unroll]] for (uint i = 0u; i < NR; ++i) {
       const uint kk = i * kpr + ks;
-      klo[i] = uvec4(0u);
-      khi[i] = uvec4(0u);
-      if (j0 + kk < j_end) load8(true, skb[kk] + c * EPL, klo[i], khi[i]);
+      [[unroll]] for (uint u = 0u; u < RAW; ++u) kraw[i][u] = uvec4(0u);
+      if (j0 + kk < j_end) load8(true, skb[kk] + c * EPL, kraw[i]);
     }
     [[unroll]] for (uint i = 0u; i < NR; ++i) {
       const uint kk = i * kpr + ks;
       float x[EPL];
-      decode8(klo[i], khi[i], x);
+      decode8(kraw[i], x);
       [[unroll]] for (uint rr = 0u; rr < R; ++rr) {
         float d = 0.0;
         [[unroll]] for (uint e = 0u; e < EPL; ++e) d = fma(qv[rr][e], x[e], d);
@@ -203,14 +215,13 @@ void main() {
     }
     // V: issued now, used after the softmax. Its scales are read now too: the next tile's staging
     // overwrites them before the weights are applied.
-    uvec4 vlo[NR], vhi[NR];
+    uvec4 vraw[NR][RAW];
     float vsc[NR];
     [[unroll]] for (uint i = 0u; i < NR; ++i) {
       const uint kk = i * kpr + ks;
-      vlo[i] = uvec4(0u);
-      vhi[i] = uvec4(0u);
+      [[unroll]] for (uint u = 0u; u < RAW; ++u) vraw[i][u] = uvec4(0u);
       vsc[i] = svs[kk];
-      if (j0 + kk < j_end) load8(false, svb[kk] + c * EPL, vlo[i], vhi[i]);
+      if (j0 + kk < j_end) load8(false, svb[kk] + c * EPL, vraw[i]);
     }
     barrier();
 
@@ -275,7 +286,7 @@ void main() {
       const uint kk = i * kpr + ks;
       if (j0 + kk >= j_end) break;
       float x[EPL];
-      decode8(vlo[i], vhi[i], x);
+      decode8(vraw[i], x);
       [[unroll]] for (uint rr = 0u; rr < R; ++rr) {
         const float w = sp[rr * kt + kk];
         if (floatBitsToUint(w) == 0x80000000u) continue;  // a hidden key (-0.0): nothing, even NaN
