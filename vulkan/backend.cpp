@@ -13,6 +13,7 @@
 #include "core/quant/int8_route.h"
 #include "core/tensor_parallel.h"
 #include "core/unsupported.h"
+#include "vulkan/attention/attention_engine.h"
 #include "vulkan/collective.h"
 #include "vulkan/plan.h"
 #include "vulkan/recorded_step.h"
@@ -105,13 +106,16 @@ class VulkanImpl final : public Backend {
     const std::string shape = g.mode == 1 ? fmt::format("{} invocations, {} rows a subgroup, {} chunks a lane's batch",
                                                         g.wg, g.rows, g.unroll)
                                           : fmt::format("{} invocations x {} rows a group", g.wg, g.rows);
-    return {true, fmt::format("{} (subgroup size {}, {} reductions{}{}{}{}; decode GEMV {}, {} activations)",
+    const int64_t tile = decode_tile_keys(target(DType::F32), 128, 4);  // Llama-3-8B's heads
+    const std::string attn = tile > 0 ? fmt::format("decode kernel, tiles of {} keys at head_dim 128", tile)
+                                      : std::string("general kernel");
+    return {true, fmt::format("{} (subgroup size {}, {} reductions{}{}{}{}; decode GEMV {}, {} activations; attention {})",
                               d.name, d.subgroup_size, use_subgroups() ? "subgroup" : "shared-memory",
                               d.storage16 ? ", 16-bit storage" : "", d.float16 ? ", F16 arithmetic" : "",
                               d.int_dot ? (d.int_dot_fast ? ", int8 dot products (accelerated)" : ", int8 dot products")
                                         : "",
                               ctx_->validation() ? ", validation on" : "", shape,
-                              gemv_int8(target(DType::F32), 1, kMinInt8Outputs) ? "int8" : "F32")};
+                              gemv_int8(target(DType::F32), 1, kMinInt8Outputs) ? "int8" : "F32", attn)};
   }
 
   Support supports(const Problem& pr) override {

@@ -39,12 +39,18 @@ constexpr uint64_t kDecodeShared =
 // 64, 128 or 256 channels for keys and values alike, rows starting at multiples of 8 elements, ferrum
 // or affine rows, a per-sequence mode, and subgroup arithmetic whose subgroups divide a tile's keys.
 // TOUCHSTONE_VULKAN_ATTN_DECODE=0 keeps every case on attention.comp (tests, A/B).
-int64_t decode_tile_keys(const Target& tg, const Attn& a, bool mla, bool ragged, int64_t rows) {
-  if (const char* env = std::getenv("TOUCHSTONE_VULKAN_ATTN_DECODE")) {
-    check(std::string_view(env) == "0" || std::string_view(env) == "1",
-          "TOUCHSTONE_VULKAN_ATTN_DECODE={}: want 0 (attention.comp only) or 1", env);
-    if (*env == '0') return 0;
-  }
+// Whether TOUCHSTONE_VULKAN_ATTN_DECODE lets the decode kernel run; a value other than 0 or 1 is an
+// error where a plan is made (`strict`), and keeps the decode kernel off in a description.
+bool decode_allowed(bool strict) {
+  const char* env = std::getenv("TOUCHSTONE_VULKAN_ATTN_DECODE");
+  if (!env) return true;
+  const bool valid = std::string_view(env) == "0" || std::string_view(env) == "1";
+  check(valid || !strict, "TOUCHSTONE_VULKAN_ATTN_DECODE={}: want 0 (attention.comp only) or 1", env);
+  return valid && *env == '1';
+}
+
+int64_t decode_tile_keys(const Target& tg, const Attn& a, bool mla, bool ragged, int64_t rows, bool strict = true) {
+  if (!decode_allowed(strict)) return 0;
   const int64_t d = a.dqk;
   if (mla || ragged || a.addr == KvAddr::VLLM || a.dk1 != d || a.dv != d || rows > 4 * kDecodeRows) return 0;
   if (d != 64 && d != 128 && d != 256) return 0;
@@ -90,6 +96,11 @@ void check_grid(const Dispatch& d, const Target& tg) {
 }
 
 }  // namespace
+
+int64_t decode_tile_keys(const Target& tg, int64_t head_dim, int64_t group) {
+  const Attn a{.nh = group, .nkv = 1, .dqk = head_dim, .dk1 = head_dim, .dv = head_dim, .addr = KvAddr::FERRUM};
+  return decode_tile_keys(tg, a, false, false, group, false);
+}
 
 std::vector<Dispatch> attn(const Target& tg, const Attn& a, bool mla) {
   const int64_t max_dim = mla ? kMlaMaxDim : kFaMaxDim, rows = mla ? kMlaRows : kFaRows;

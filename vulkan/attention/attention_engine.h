@@ -49,4 +49,9 @@ struct Attn {
 // (head dims up to 576).
 std::vector<Dispatch> attn(const Target& tg, const Attn& a, bool mla);
 
+// The keys a tile of the decode kernel (shaders/attention_decode.comp) holds for a decode step of
+// `group` query heads per kv head of head_dim channels in a paged pool on this device; 0 where the
+// engine's general kernel (attention.comp) takes it. The backend's description prints it.
+int64_t decode_tile_keys(const Target& tg, int64_t head_dim, int64_t group);
+
 }  // namespace ts::vk
