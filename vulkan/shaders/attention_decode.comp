@@ -67,19 +67,20 @@ shared float sks[KT_MAX], svs[KT_MAX];
 
 uint elem_bytes() { return ELEM_KIND == KIND_F32 ? 4u : kv_elem_bytes(ELEM_KIND); }
 
-// Elements [e, e + 8) of a pool (e a multiple of 8) as loaded: the 16-byte word holding them, and
-// for F32 the next one; one-byte elements take half a word, moved to its first half.
+// The 16-byte word holding elements [e, e + 8) of a pool (e a multiple of 8), and for F32 the next
+// one. Nothing here uses the words: a lane's loads of a tile all go out before the first returns.
 void load8(bool is_k, uint e, out uvec4 raw[RAW]) {
-  const uint at = e * elem_bytes(), w = at >> 4;
+  const uint w = (e * elem_bytes()) >> 4;
   raw[0] = is_k ? k1[w] : v[w];
 #if RAW == 2
   raw[1] = is_k ? k1[w + 1u] : v[w + 1u];
 #endif
-  if ((at & 8u) != 0u) raw[0].xy = raw[0].zw;
 }
+// Whether one-byte elements [e, e + 8) are the word's second half.
+bool upper8(uint e) { return ((e * elem_bytes()) & 8u) != 0u; }
 
 // The 8 elements load8 brought, as floats.
-void decode8(uvec4 raw[RAW], out float x[EPL]) {
+void decode8(uvec4 raw[RAW], bool upper, out float x[EPL]) {
   const uint kind = ELEM_KIND;
   const uvec4 lo = raw[0];
 #if RAW == 2
@@ -103,7 +104,7 @@ void decode8(uvec4 raw[RAW], out float x[EPL]) {
       x[2u * i + 1u] = uintBitsToFloat(lo[i] & 0xffff0000u);
     }
   } else {
-    const uvec2 w = lo.xy;
+    const uvec2 w = upper ? lo.zw : lo.xy;
     [[unroll]] for (uint i = 0u; i < 8u; ++i) {
       const uint word = i < 4u ? w.x : w.y;
       x[i] = kind == KV_DTYPE_I8 ? float(bitfieldExtract(int(word), int((i & 3u) * 8u), 8))
@@ -196,32 +197,35 @@ void main() {
 
   for (uint j0 = j_begin; j0 < j_end; j0 += kt) {
     const Staged next = fetch_row(t, kt, j0 + kt + t, j_end, sq, slot, kvh);
-    // K: every round's loads first, then their partial dots.
+    // K: every round's loads first, then their partial dots. A round's key past j_end reads key j0's
+    // row instead (a row that exists): no branch around a load, and its scores are never seen.
     uvec4 kraw[NR][RAW];
+    bool kup[NR];
     [[unroll]] for (uint i = 0u; i < NR; ++i) {
-      const uint kk = i * kpr + ks;
-      [[unroll]] for (uint u = 0u; u < RAW; ++u) kraw[i][u] = uvec4(0u);
-      if (j0 + kk < j_end) load8(true, skb[kk] + c * EPL, kraw[i]);
+      const uint kk = i * kpr + ks, e = (j0 + kk < j_end ? skb[kk] : skb[0]) + c * EPL;
+      load8(true, e, kraw[i]);
+      kup[i] = upper8(e);
     }
     [[unroll]] for (uint i = 0u; i < NR; ++i) {
       const uint kk = i * kpr + ks;
       float x[EPL];
-      decode8(kraw[i], x);
+      decode8(kraw[i], kup[i], x);
       [[unroll]] for (uint rr = 0u; rr < R; ++rr) {
         float d = 0.0;
         [[unroll]] for (uint e = 0u; e < EPL; ++e) d = fma(qv[rr][e], x[e], d);
         red[(kk * R + rr) * (lpk + 1u) + c] = d * sks[kk];
       }
     }
-    // V: issued now, used after the softmax. Its scales are read now too: the next tile's staging
-    // overwrites them before the weights are applied.
+    // V: issued now, used after the softmax (keys past j_end as K's, never weighed). Its scales and
+    // halves are taken now too: the next tile's staging overwrites the rows before the weights apply.
     uvec4 vraw[NR][RAW];
+    bool vup[NR];
     float vsc[NR];
     [[unroll]] for (uint i = 0u; i < NR; ++i) {
-      const uint kk = i * kpr + ks;
-      [[unroll]] for (uint u = 0u; u < RAW; ++u) vraw[i][u] = uvec4(0u);
+      const uint kk = i * kpr + ks, e = (j0 + kk < j_end ? svb[kk] : svb[0]) + c * EPL;
+      load8(false, e, vraw[i]);
+      vup[i] = upper8(e);
       vsc[i] = svs[kk];
-      if (j0 + kk < j_end) load8(false, svb[kk] + c * EPL, vraw[i]);
     }
     barrier();
 
@@ -286,7 +290,7 @@ void main() {
       const uint kk = i * kpr + ks;
       if (j0 + kk >= j_end) break;
       float x[EPL];
-      decode8(vraw[i], x);
+      decode8(vraw[i], vup[i], x);
       [[unroll]] for (uint rr = 0u; rr < R; ++rr) {
         const float w = sp[rr * kt + kk];
         if (floatBitsToUint(w) == 0x80000000u) continue;  // a hidden key (-0.0): nothing, even NaN
