@@ -34,13 +34,9 @@ constexpr uint64_t kDecodeShared =
     4 * static_cast<uint64_t>(kDecodeRows * (kDecodeRounds * kDecodeWg + kDecodeKeysMax) + kDecodeRows * kDecodeKeysMax +
                               2 * kDecodeRows * kDecodeKeysMax / 4 + 2 * kDecodeRows + 4 * kDecodeKeysMax);
 
-// Whether attention_decode.comp takes this attention, and its keys per tile: a few query rows per
-// (sequence, kv head) (a decode step's GQA group, or a few positions of one: at most four work groups), one key part of
-// 64, 128 or 256 channels for keys and values alike, rows starting at multiples of 8 elements, ferrum
-// or affine rows, a per-sequence mode, and subgroup arithmetic whose subgroups divide a tile's keys.
-// TOUCHSTONE_VULKAN_ATTN_DECODE=0 keeps every case on attention.comp (tests, A/B).
-// Whether TOUCHSTONE_VULKAN_ATTN_DECODE lets the decode kernel run; a value other than 0 or 1 is an
-// error where a plan is made (`strict`), and keeps the decode kernel off in a description.
+// Whether TOUCHSTONE_VULKAN_ATTN_DECODE lets the decode kernel run (0 keeps every case on
+// attention.comp: tests, A/B); a value other than 0 or 1 is an error where a plan is made (`strict`),
+// and keeps the decode kernel off in a description.
 bool decode_allowed(bool strict) {
   const char* env = std::getenv("TOUCHSTONE_VULKAN_ATTN_DECODE");
   if (!env) return true;
@@ -49,6 +45,11 @@ bool decode_allowed(bool strict) {
   return valid && *env == '1';
 }
 
+// Whether attention_decode.comp takes this attention, and its keys per tile: a few query rows per
+// (sequence, kv head) (a decode step's GQA group, or a few positions of one: at most four work
+// groups), one key part of 64, 128 or 256 channels for keys and values alike, rows starting at
+// multiples of 8 elements, ferrum or affine rows, a per-sequence mode, and subgroup arithmetic whose
+// subgroups divide a tile's keys. 0: attention.comp takes it.
 int64_t decode_tile_keys(const Target& tg, const Attn& a, bool mla, bool ragged, int64_t rows, bool strict = true) {
   if (!decode_allowed(strict)) return 0;
   const int64_t d = a.dqk;

@@ -2,9 +2,10 @@
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 // Flash attention: softmax(scale q k^T) v with an online softmax over key tiles of BK rows staged
-// in shared memory, never materialising the scores. The one attention engine of the core, paged and
-// kv ops: they differ only in how a work group finds its sequence (p.seqs) and K/V rows (p.addr,
-// p.kv_kind).
+// in shared memory, never materialising the scores. The general kernel of the one attention engine
+// of the core, paged and kv ops: they differ only in how a work group finds its sequence (p.seqs) and
+// K/V rows (p.addr, p.kv_kind). A decode step's few rows per kv head take attention_decode.comp where
+// the planner (vulkan/attention/attention_engine.cpp) finds it fits; its pieces merge here too.
 // A work group serves BQ query rows of one (sequence, kv head): rows are the (head of the GQA group,
 // query) pairs, so a decode step shares each K/V tile across the group's heads. Keys outside every
 // row's visibility (causal, sliding window, kv length) are never loaded; per row, invisible keys get
