@@ -66,8 +66,6 @@ HWY_EXPORT(SumRegions4);
 namespace {
 
 constexpr const char* kOp = "kv_paged_decode_attention";
-// The presets whose pools are read: a 2-byte and a 1-byte pool of Llama-3-8B at a 4096-token context.
-constexpr const char* kPresets[] = {"llama3_8b_ctx4096_F16", "llama3_8b_ctx4096_I8"};
 constexpr uint32_t kWord = 5;  // every word: a region's sum is 5 x its length (mod 2^32)
 
 // The pool geometry of one preset, from its parameters (the op's description is the one place it is
@@ -167,9 +165,11 @@ void paged_read(benchmark::State& state, const std::string& preset) {
 
 std::vector<std::string> register_paged_read(const Options& o) {
   std::vector<std::string> capped;
-  for (const char* preset : kPresets) {
-    const std::string name = "baseline/paged_read/" + std::string(preset);
-    auto* b = benchmark::RegisterBenchmark(name.c_str(), [p = std::string(preset)](benchmark::State& st) { paged_read(st, p); })
+  const Op* op = find_op(kOp);
+  check(op != nullptr, "baseline/paged_read: no op {}", kOp);
+  for (const CaseSpec& c : op->benches()) {  // every preset's pool: each context, each element type
+    const std::string name = "baseline/paged_read/" + c.name;
+    auto* b = benchmark::RegisterBenchmark(name.c_str(), [p = c.name](benchmark::State& st) { paged_read(st, p); })
                   ->UseManualTime()
                   ->Unit(benchmark::kMicrosecond);
     // Capped as a small op is (bench/iteration_cap.h), and only where the filter selects it: a capped
