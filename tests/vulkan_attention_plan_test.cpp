@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -49,6 +50,9 @@ TEST(VulkanAttentionPlan, ADecodeStepTakesTheDecodeKernelInPiecesOfWholeTiles) {
   ASSERT_EQ(ds.size(), 2u);  // the attention, then the combine of its key pieces
   EXPECT_EQ(ds[0].shader, "attn_decode_kv_f16");
   EXPECT_EQ(ds[1].shader, "attn_combine_f16");
+  // The pool's kind specializes the decode pipeline (KV_KIND); the combine is one for every kind.
+  EXPECT_EQ(ds[0].spec, std::vector<uint32_t>{static_cast<uint32_t>(KvDtype::I8)});
+  EXPECT_TRUE(ds[1].spec.empty());
   const uint32_t piece = push_word(ds[0], offsetof(AttnPush, piece_keys));
   // Tiles of 64 keys at head_dim 128, two tiles a piece at least.
   EXPECT_EQ(piece % 64, 0u);

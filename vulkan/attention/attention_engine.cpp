@@ -136,10 +136,12 @@ std::vector<Dispatch> attn(const Target& tg, const Attn& a, bool mla) {
   check(a.x > 0 && (a.x & (a.x - 1)) == 0, "vulkan attention: vLLM's x = {} is not a power of two", a.x);
   const int64_t x_shift = std::countr_zero(static_cast<uint64_t>(a.x));
   Dispatch d;
-  if (tile_keys > 0)
+  if (tile_keys > 0) {
     d.shader = tg.variant(a.packed ? Kernel::attn_decode_kv : Kernel::attn_decode);
-  else
+    if (a.packed) d.spec = {static_cast<uint32_t>(a.kind)};  // a pipeline per pool kind (KV_KIND)
+  } else {
     d.shader = tg.variant(mla ? Kernel::attn_mla : a.packed ? Kernel::attn_kv : Kernel::attn_fa);
+  }
   // Bindings a case does not use are bound to q (never read) or the output (never written).
   auto or_q = [&](const std::string& t) { return t.empty() ? a.q : t; };
   d.bindings = {a.q, a.k1, a.k2, a.v, a.out, or_q(a.kv_lens), a.q, or_q(a.seq2), or_q(a.tables),
@@ -168,6 +170,7 @@ std::vector<Dispatch> attn(const Target& tg, const Attn& a, bool mla) {
   std::vector<Dispatch> out{d};
   if (sp.pieces > 1) {
     d.shader = tg.variant(Kernel::attn_combine);
+    d.spec.clear();  // one combine pipeline for every pool kind
     // A work group per (row, kv head, sequence), or per (token, head) in the ragged modes.
     d.groups = ragged ? std::array<uint32_t, 3>{static_cast<uint32_t>(a.total_q), static_cast<uint32_t>(a.nh), 1}
                       : std::array<uint32_t, 3>{static_cast<uint32_t>(nrows), static_cast<uint32_t>(a.nkv),

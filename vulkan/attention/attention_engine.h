@@ -45,7 +45,7 @@ struct Attn {
 };
 
 // The attention dispatch, then with a key split the combine dispatch (the runtime puts a barrier
-// between them), which shares its bindings, push constants and specialization. mla: the MLA build
+// between them), which shares its bindings and push constants. mla: the MLA build
 // (head dims up to 576).
 std::vector<Dispatch> attn(const Target& tg, const Attn& a, bool mla);
 

@@ -11,7 +11,7 @@
 // NR x 2 KiB (F16) of K, then of V, in flight; the V loads are issued before the softmax, which
 // hides behind them.
 //   KERNEL_ATTN_DECODE     K / V in the activation dtype (F32, F16, BF16)
-//   KERNEL_ATTN_DECODE_KV  pools of p.kv_kind elements (F16, BF16, or I8 / F8_E4M3 with their scales)
+//   KERNEL_ATTN_DECODE_KV  pools of KV_KIND elements (F16, BF16, or I8 / F8_E4M3 with their scales)
 // What the planner (vulkan/attention/attention_engine.cpp) guarantees: head_dim dqk = dv in {64, 128,
 // 256}, one key part, rows starting at multiples of 8 elements (so a lane's 8 elements lie in one
 // 16-byte word, or two for F32), ferrum or affine rows (not vLLM's), per-sequence modes (not the
@@ -41,15 +41,17 @@ layout(std430, binding = 1) readonly buffer Buf1 { uvec4 k1[]; };
 layout(std430, binding = 3) readonly buffer Buf3 { uvec4 v[]; };
 
 #define KIND_F32 0xffu  // not a KV_DTYPE: plain F32 rows
-// 16-byte words a lane loads per row per round: two for F32 rows, else one. A pool's kind is known
-// only at run time, but it is never F32, so the pool build holds no second word's registers.
+// 16-byte words a lane loads per row per round: two for F32 rows, else one (a pool is never F32).
 #if defined(KERNEL_ATTN_DECODE) && defined(DT_F32)
 #define RAW 2
 #else
 #define RAW 1
 #endif
 #if defined(KERNEL_ATTN_DECODE_KV)
-#define ELEM_KIND p.kv_kind
+// The pool's kind as a specialization constant (the planner sets it to p.kv_kind): the driver folds
+// every other kind's decode away, and a pipeline per kind holds only its own registers.
+layout(constant_id = 0) const uint KV_KIND = 0u;
+#define ELEM_KIND KV_KIND
 #elif defined(DT_F32)
 #define ELEM_KIND KIND_F32
 #elif defined(DT_F16)
