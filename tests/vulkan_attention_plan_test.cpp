@@ -51,7 +51,7 @@ TEST(VulkanAttentionPlan, ADecodeStepTakesTheDecodeKernelInPiecesOfWholeTiles) {
   EXPECT_EQ(ds[0].shader, "attn_decode_kv_f16");
   EXPECT_EQ(ds[1].shader, "attn_combine_f16");
   // The pool's kind specializes the decode pipeline (KV_KIND); the combine is one for every kind.
-  EXPECT_EQ(ds[0].spec, std::vector<uint32_t>{static_cast<uint32_t>(KvDtype::I8)});
+  EXPECT_EQ(ds[0].spec, (std::vector<uint32_t>{static_cast<uint32_t>(KvDtype::I8), 8}));  // KV_KIND, NR
   EXPECT_TRUE(ds[1].spec.empty());
   const uint32_t piece = push_word(ds[0], offsetof(AttnPush, piece_keys));
   // Tiles of 64 keys at head_dim 128, two tiles a piece at least.
@@ -115,6 +115,20 @@ TEST(VulkanAttentionPlan, TheKnobKeepsDecodeStepsOnTheGeneralKernel) {
   unsetenv("TOUCHSTONE_VULKAN_ATTN_DECODE");
   EXPECT_FALSE(decode);
   EXPECT_EQ(described, 0);
+}
+
+TEST(VulkanAttentionPlan, FewerRoundsMakeSmallerTilesWhileTheyStillCoverTheGroup) {
+  ASSERT_EQ(setenv("TOUCHSTONE_VULKAN_ATTN_ROUNDS", "4", 1), 0);
+  const std::vector<Dispatch> ds = attn(gpu(), llama_decode(), false);
+  Attn hd256 = llama_decode();
+  hd256.dqk = hd256.dk1 = hd256.dv = 256;
+  const bool hd256_decode = takes_decode_kernel(gpu(), hd256);  // 16-key tiles: 64 pairs for 128 lanes
+  ASSERT_EQ(setenv("TOUCHSTONE_VULKAN_ATTN_ROUNDS", "3", 1), 0);
+  EXPECT_THROW(attn(gpu(), llama_decode(), false), Error);
+  unsetenv("TOUCHSTONE_VULKAN_ATTN_ROUNDS");
+  EXPECT_EQ(ds.front().spec.at(1), 4u);
+  EXPECT_EQ(push_word(ds.front(), offsetof(AttnPush, piece_keys)) % 32, 0u);
+  EXPECT_FALSE(hd256_decode);
 }
 
 }  // namespace

@@ -25,8 +25,9 @@ constexpr uint64_t shared_bytes(int64_t hd, int64_t bq, int64_t bk) {
   return 4 * static_cast<uint64_t>(bq * hd + bk * hd + bq * bk + 5 * bq + 4 * bk);
 }
 
-// attention_decode.comp's limits: query rows per work group, invocations, rounds of loads per tile,
-// elements of a row per invocation, and its shared memory (red, sp, smx / ssum, srange, the staged rows).
+// attention_decode.comp's limits: query rows per work group, invocations, rounds of loads per tile
+// (the default, and the most its arrays hold: NR_MAX), elements of a row per invocation, and its
+// shared memory (red, sp, smx / ssum, srange, the staged rows).
 constexpr int64_t kDecodeRows = 4, kDecodeWg = 128, kDecodeRounds = 8, kDecodeLaneElems = 8;
 constexpr int64_t kDecodeMinTiles = 2;  // tiles a key piece holds at least
 constexpr int64_t kDecodeKeysMax = kDecodeRounds * kDecodeWg / kDecodeLaneElems;
@@ -50,6 +51,17 @@ bool decode_allowed(bool strict) {
 // groups), one key part of 64, 128 or 256 channels for keys and values alike, rows starting at
 // multiples of 8 elements, ferrum or affine rows, a per-sequence mode, and subgroup arithmetic whose
 // subgroups divide a tile's keys. 0: attention.comp takes it.
+// The decode kernel's rounds of loads per tile (its NR): 8, or TOUCHSTONE_VULKAN_ATTN_ROUNDS (2, 4 or 8)
+// for tuning; a bad value is an error where a plan is made and 8 in a description.
+int64_t decode_rounds(bool strict) {
+  const char* env = std::getenv("TOUCHSTONE_VULKAN_ATTN_ROUNDS");
+  if (!env) return kDecodeRounds;
+  const std::string_view v(env);
+  const bool valid = v == "2" || v == "4" || v == "8";
+  check(valid || !strict, "TOUCHSTONE_VULKAN_ATTN_ROUNDS={}: want 2, 4 or 8", env);
+  return valid ? std::stoll(env) : kDecodeRounds;
+}
+
 int64_t decode_tile_keys(const Target& tg, const Attn& a, bool mla, bool ragged, int64_t rows, bool strict = true) {
   if (!decode_allowed(strict)) return 0;
   const int64_t d = a.dqk;
@@ -58,7 +70,9 @@ int64_t decode_tile_keys(const Target& tg, const Attn& a, bool mla, bool ragged,
   const auto aligned = [](int64_t x) { return x % kDecodeLaneElems == 0; };
   if (a.addr == KvAddr::AFFINE && !(aligned(a.k1_hs) && aligned(a.v_hs) && aligned(a.k1_rs) && aligned(a.v_rs)))
     return 0;
-  const int64_t keys = kDecodeRounds * kDecodeWg / (d / kDecodeLaneElems), sg = tg.subgroup_size;
+  const int64_t keys = decode_rounds(strict) * kDecodeWg / (d / kDecodeLaneElems), sg = tg.subgroup_size;
+  // A tile's (key, row) pairs cover the work group at least once; its subgroups each take one row's.
+  if (keys * kDecodeRows < kDecodeWg) return 0;
   if (!tg.subgroups || sg < 4 || sg > keys || keys % sg != 0 || kDecodeShared > tg.max_shared) return 0;
   return keys;
 }
@@ -138,7 +152,10 @@ std::vector<Dispatch> attn(const Target& tg, const Attn& a, bool mla) {
   Dispatch d;
   if (tile_keys > 0) {
     d.shader = tg.variant(a.packed ? Kernel::attn_decode_kv : Kernel::attn_decode);
-    if (a.packed) d.spec = {static_cast<uint32_t>(a.kind)};  // a pipeline per pool kind (KV_KIND)
+    // KV_KIND (a pipeline per pool kind; unused by the plain build), then NR: the tile's keys over the
+    // lanes that share a row, whose 8 elements each cover head_dim.
+    const int64_t rounds = tile_keys * (a.dqk / kDecodeLaneElems) / kDecodeWg;
+    d.spec = {a.packed ? static_cast<uint32_t>(a.kind) : 0u, static_cast<uint32_t>(rounds)};
   } else {
     d.shader = tg.variant(mla ? Kernel::attn_mla : a.packed ? Kernel::attn_kv : Kernel::attn_fa);
   }

@@ -31,10 +31,13 @@
 #define WG 128
 #define R 4     // query rows per work group
 #define EPL 8   // elements of a row per lane
-#define NR 8    // rounds of loads per tile
-#define KT_MAX (NR * WG / 8)                  // keys per tile at the smallest head (64: lpk 8)
-#define PAIRS_MAX (R * KT_MAX / WG)           // (key, row) pairs per lane at most
-#define RED_SIZE (R * (NR * WG + KT_MAX))     // the partial dots, a padding word per (key, row)
+#define NR_MAX 8  // rounds of loads per tile at most: the arrays' sizes
+#define KT_MAX (NR_MAX * WG / 8)                  // keys per tile at the smallest head (64: lpk 8)
+#define PAIRS_MAX (R * KT_MAX / WG)               // (key, row) pairs per lane at most
+#define RED_SIZE (R * (NR_MAX * WG + KT_MAX))     // the partial dots, a padding word per (key, row)
+// Rounds of loads per tile (2, 4 or 8; the planner's, TOUCHSTONE_VULKAN_ATTN_ROUNDS to tune): the
+// bytes a lane has in flight against the registers that hold them.
+layout(constant_id = 1) const uint NR = 8u;
 
 layout(local_size_x = WG) in;
 layout(std430, binding = 1) readonly buffer Buf1 { uvec4 k1[]; };
@@ -201,8 +204,8 @@ void main() {
     const Staged next = fetch_row(t, kt, j0 + kt + t, j_end, sq, slot, kvh);
     // K: every round's loads first, then their partial dots. A round's key past j_end reads key j0's
     // row instead (a row that exists): no branch around a load, and its scores are never seen.
-    uvec4 kraw[NR][RAW];
-    bool kup[NR];
+    uvec4 kraw[NR_MAX][RAW];
+    bool kup[NR_MAX];
     [[unroll]] for (uint i = 0u; i < NR; ++i) {
       const uint kk = i * kpr + ks, e = (j0 + kk < j_end ? skb[kk] : skb[0]) + c * EPL;
       load8(true, e, kraw[i]);
@@ -220,9 +223,9 @@ void main() {
     }
     // V: issued now, used after the softmax (keys past j_end as K's, never weighed). Its scales and
     // halves are taken now too: the next tile's staging overwrites the rows before the weights apply.
-    uvec4 vraw[NR][RAW];
-    bool vup[NR];
-    float vsc[NR];
+    uvec4 vraw[NR_MAX][RAW];
+    bool vup[NR_MAX];
+    float vsc[NR_MAX];
     [[unroll]] for (uint i = 0u; i < NR; ++i) {
       const uint kk = i * kpr + ks, e = (j0 + kk < j_end ? svb[kk] : svb[0]) + c * EPL;
       load8(false, e, vraw[i]);
