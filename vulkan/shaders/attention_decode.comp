@@ -181,7 +181,8 @@ void main() {
     j_begin = max(j_begin, piece * p.piece_keys);
     j_end = min(j_end, (piece + 1u) * p.piece_keys);
   }
-  if (t < R) srange[t] = vis[t];
+  [[unroll]] for (uint rr = 0u; rr < R; ++rr)
+    if (t == rr) srange[rr] = vis[rr];  // a constant index: vis stays in registers
 
   float qv[R][EPL], acc[R][EPL], m[R], l[R];
   [[unroll]] for (uint rr = 0u; rr < R; ++rr) {
