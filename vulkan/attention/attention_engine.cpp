@@ -4,7 +4,9 @@
 
 #include "vulkan/shaders/attention_push.glsl"
 
+#include <algorithm>
 #include <bit>
+#include <initializer_list>
 #include <cstdlib>
 #include <string_view>
 
@@ -35,46 +37,46 @@ constexpr uint64_t kDecodeShared =
     4 * static_cast<uint64_t>(kDecodeRows * (kDecodeRounds * kDecodeWg + kDecodeKeysMax) + kDecodeRows * kDecodeKeysMax +
                               2 * kDecodeRows * kDecodeKeysMax / 4 + 2 * kDecodeRows + 4 * kDecodeKeysMax);
 
-// Whether TOUCHSTONE_VULKAN_ATTN_DECODE lets the decode kernel run (0 keeps every case on
-// attention.comp: tests, A/B); a value other than 0 or 1 is an error where a plan is made (`strict`),
-// and keeps the decode kernel off in a description.
-bool decode_allowed(bool strict) {
-  const char* env = std::getenv("TOUCHSTONE_VULKAN_ATTN_DECODE");
-  if (!env) return true;
-  const bool valid = std::string_view(env) == "0" || std::string_view(env) == "1";
-  check(valid || !strict, "TOUCHSTONE_VULKAN_ATTN_DECODE={}: want 0 (attention.comp only) or 1", env);
-  return valid && *env == '1';
+// Tuning knob `name`'s value: one of `allowed`, or `unset` when it is not set. Any other value is an
+// error where a plan is made (`strict`), and `bad` in a description, which never throws.
+std::string_view knob(const char* name, std::initializer_list<std::string_view> allowed, std::string_view unset,
+                      std::string_view bad, const char* want, bool strict) {
+  const char* env = std::getenv(name);
+  if (!env) return unset;
+  const bool valid = std::find(allowed.begin(), allowed.end(), std::string_view(env)) != allowed.end();
+  check(valid || !strict, "{}={}: want {}", name, env, want);
+  return valid ? std::string_view(env) : bad;
 }
 
-// Whether attention_decode.comp takes this attention, and its keys per tile: a few query rows per
-// (sequence, kv head) (a decode step's GQA group, or a few positions of one: at most four work
-// groups), one key part of 64, 128 or 256 channels for keys and values alike, rows starting at
-// multiples of 8 elements, ferrum or affine rows, a per-sequence mode, and subgroup arithmetic whose
-// subgroups divide a tile's keys. 0: attention.comp takes it.
-// The decode kernel's rounds of loads per tile (its NR): 8, or TOUCHSTONE_VULKAN_ATTN_ROUNDS (2, 4 or 8)
-// for tuning; a bad value is an error where a plan is made and 8 in a description.
-int64_t decode_rounds(bool strict) {
-  const char* env = std::getenv("TOUCHSTONE_VULKAN_ATTN_ROUNDS");
-  if (!env) return kDecodeRounds;
-  const std::string_view v(env);
-  const bool valid = v == "2" || v == "4" || v == "8";
-  check(valid || !strict, "TOUCHSTONE_VULKAN_ATTN_ROUNDS={}: want 2, 4 or 8", env);
-  return valid ? std::stoll(env) : kDecodeRounds;
-}
+// The decode kernel's shape for one attention: its keys per tile and rounds of loads per tile (its
+// NR); keys 0 where attention.comp takes the attention.
+struct DecodeShape {
+  int64_t keys = 0, rounds = 0;
+};
 
-int64_t decode_tile_keys(const Target& tg, const Attn& a, bool mla, bool ragged, int64_t rows, bool strict = true) {
-  if (!decode_allowed(strict)) return 0;
+// Whether attention_decode.comp takes this attention: a few query rows per (sequence, kv head) (a
+// decode step's GQA group, or a few positions of one: at most four work groups), one key part of
+// 64, 128 or 256 channels for keys and values alike, rows starting at multiples of 8 elements, ferrum
+// or affine rows, a per-sequence mode, and subgroup arithmetic whose subgroups divide a tile's keys.
+// Knobs (tests, tuning): TOUCHSTONE_VULKAN_ATTN_DECODE=0 keeps every case on attention.comp;
+// TOUCHSTONE_VULKAN_ATTN_ROUNDS=2|4|8 sets the rounds (8).
+DecodeShape decode_shape(const Target& tg, const Attn& a, bool mla, bool ragged, int64_t rows, bool strict = true) {
+  // A description with a bad value says the general kernel: a plan would not be made.
+  if (knob("TOUCHSTONE_VULKAN_ATTN_DECODE", {"0", "1"}, "1", "0", "0 (attention.comp only) or 1", strict) == "0")
+    return {};
+  const int64_t rounds =
+      std::stoll(std::string(knob("TOUCHSTONE_VULKAN_ATTN_ROUNDS", {"2", "4", "8"}, "8", "8", "2, 4 or 8", strict)));
   const int64_t d = a.dqk;
-  if (mla || ragged || a.addr == KvAddr::VLLM || a.dk1 != d || a.dv != d || rows > 4 * kDecodeRows) return 0;
-  if (d != 64 && d != 128 && d != 256) return 0;
+  if (mla || ragged || a.addr == KvAddr::VLLM || a.dk1 != d || a.dv != d || rows > 4 * kDecodeRows) return {};
+  if (d != 64 && d != 128 && d != 256) return {};
   const auto aligned = [](int64_t x) { return x % kDecodeLaneElems == 0; };
   if (a.addr == KvAddr::AFFINE && !(aligned(a.k1_hs) && aligned(a.v_hs) && aligned(a.k1_rs) && aligned(a.v_rs)))
-    return 0;
-  const int64_t keys = decode_rounds(strict) * kDecodeWg / (d / kDecodeLaneElems), sg = tg.subgroup_size;
+    return {};
+  const int64_t keys = rounds * kDecodeWg / (d / kDecodeLaneElems), sg = tg.subgroup_size;
   // A tile's (key, row) pairs cover the work group at least once; its subgroups each take one row's.
-  if (keys * kDecodeRows < kDecodeWg) return 0;
-  if (!tg.subgroups || sg < 4 || sg > keys || keys % sg != 0 || kDecodeShared > tg.max_shared) return 0;
-  return keys;
+  if (keys * kDecodeRows < kDecodeWg) return {};
+  if (!tg.subgroups || sg < 4 || sg > keys || keys % sg != 0 || kDecodeShared > tg.max_shared) return {};
+  return {keys, rounds};
 }
 
 // Pieces hold at least this many keys (a multiple of both variants' BK): below it the state a piece
@@ -114,7 +116,7 @@ void check_grid(const Dispatch& d, const Target& tg) {
 
 int64_t decode_tile_keys(const Target& tg, int64_t head_dim, int64_t group) {
   const Attn a{.nh = group, .nkv = 1, .dqk = head_dim, .dk1 = head_dim, .dv = head_dim, .addr = KvAddr::FERRUM};
-  return decode_tile_keys(tg, a, false, false, group, false);
+  return decode_shape(tg, a, false, false, group, false).keys;
 }
 
 std::vector<Dispatch> attn(const Target& tg, const Attn& a, bool mla) {
@@ -136,7 +138,8 @@ std::vector<Dispatch> attn(const Target& tg, const Attn& a, bool mla) {
     const int64_t all = group * a.total_q;
     nrows = 0, zs = 1, blocks = std::min(all, (all + a.batch * (rows - 1)) / rows);
   }
-  const int64_t tile_keys = decode_tile_keys(tg, a, mla, ragged, nrows);
+  const DecodeShape dec = decode_shape(tg, a, mla, ragged, nrows);
+  const int64_t tile_keys = dec.keys;
   if (tile_keys > 0) blocks = ceil_div(nrows, kDecodeRows);
   if (blocks == 0) return {};  // no query row: nothing to write
   const bool lens = a.seqs != Seqs::UNIFORM || !a.kv_lens.empty();
@@ -152,10 +155,8 @@ std::vector<Dispatch> attn(const Target& tg, const Attn& a, bool mla) {
   Dispatch d;
   if (tile_keys > 0) {
     d.shader = tg.variant(a.packed ? Kernel::attn_decode_kv : Kernel::attn_decode);
-    // KV_KIND (a pipeline per pool kind; unused by the plain build), then NR: the tile's keys over the
-    // lanes that share a row, whose 8 elements each cover head_dim.
-    const int64_t rounds = tile_keys * (a.dqk / kDecodeLaneElems) / kDecodeWg;
-    d.spec = {a.packed ? static_cast<uint32_t>(a.kind) : 0u, static_cast<uint32_t>(rounds)};
+    // KV_KIND (a pipeline per pool kind; unused by the plain build), then NR.
+    d.spec = {a.packed ? static_cast<uint32_t>(a.kind) : 0u, static_cast<uint32_t>(dec.rounds)};
   } else {
     d.shader = tg.variant(mla ? Kernel::attn_mla : a.packed ? Kernel::attn_kv : Kernel::attn_fa);
   }
