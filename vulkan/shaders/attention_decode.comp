@@ -280,16 +280,15 @@ void main() {
     }
     barrier();
 
-    float corr[R];
     [[unroll]] for (uint rr = 0u; rr < R; ++rr) {
       float sum = 0.0;
       for (uint g = 0u; g < sgs_per_row; ++g) sum += ssum[rr * sgs_per_row + g];
       const float mn = m_new[rr];
-      corr[rr] = mn == NEG_INF ? 1.0 : exp(m[rr] - mn);  // 0 while the row had seen nothing
+      const float corr = mn == NEG_INF ? 1.0 : exp(m[rr] - mn);  // 0 while the row had seen nothing
       // A +Inf score is the max, and the reference's exp(s - max) is exp(Inf - Inf) = NaN.
-      l[rr] = isnan(sum) || (isinf(mn) && mn > 0.0) ? QNAN : l[rr] * corr[rr] + sum;
+      l[rr] = isnan(sum) || (isinf(mn) && mn > 0.0) ? QNAN : l[rr] * corr + sum;
       m[rr] = mn;
-      [[unroll]] for (uint e = 0u; e < EPL; ++e) acc[rr][e] *= corr[rr];
+      [[unroll]] for (uint e = 0u; e < EPL; ++e) acc[rr][e] *= corr;
     }
     [[unroll]] for (uint i = 0u; i < NR; ++i) {
       const uint kk = i * kpr + ks;
