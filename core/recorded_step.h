@@ -33,11 +33,22 @@ struct StepRecording {
     std::string tensor;
     int64_t pool = 0;
   };
+  // The node's input `tensor` is node `src_node`'s tensor `src`, whole: the backend binds the buffer
+  // that node wrote in the input's place, with no copy. The graph shares only what a copy would
+  // have carried unchanged: a whole tensor of the same size, into an input the node never writes,
+  // from the node that wrote it (never from another share), so no reader changes a writer's data.
+  struct Share {
+    std::string tensor;
+    int64_t src_node = 0;
+    std::string src;
+    int64_t bytes = 0;  // the tensor's data bytes, the same on both sides
+  };
   struct Node {
     Launch* launch = nullptr;  // prepared by the same backend; kept alive by the caller
     std::vector<Copy> copies;  // run before the node's launch, in order
     std::vector<PoolUse> pools;
-    std::vector<std::string> tensors;  // those in the launch's own buffers (all but the pools): for guard checks
+    std::vector<Share> shares;
+    std::vector<std::string> tensors;  // those in the launch's own buffers (not pools, not shares): for guard checks
   };
   std::vector<Node> nodes;
   std::vector<uint32_t> state;  // the state buffer's words at recording (its size is the buffer's)

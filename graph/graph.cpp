@@ -2,13 +2,12 @@
 
 #include <algorithm>
 #include <cstring>
-#include <map>
-#include <tuple>
 #include <utility>
 
 #include "core/error.h"
 #include "core/host_backend.h"
 #include "core/unsupported.h"
+#include "graph/recording.h"
 
 namespace ts::graph {
 
@@ -82,42 +81,13 @@ void DecodeGraph::sync_cache() {
   device_pools_newer_ = false;
 }
 
-// The binds as device copies: each Copy's source named by the node whose tensor it is (or the state
-// buffer), each Pool as the pool the launch's tensor becomes. The launches ran the capture step, so
-// the pools uploaded now hold what it wrote.
+// The binds as device copies and shares (graph/recording.h), each Pool as the pool the launch's
+// tensor becomes. The launches ran the capture step, so the pools uploaded now hold what it wrote.
 void DecodeGraph::record_on_device(KvCache& cache) {
-  std::map<const Tensor*, std::pair<int64_t, std::string>> where;
-  for (size_t i = 0; i < program_.nodes.size(); ++i)
-    for (const auto& [name, t] : program_.nodes[i]->io) where[&t] = {static_cast<int64_t>(i), name};
-  where[program_.state.get()] = {StepRecording::kState, "state"};
-  StepRecording r;
-  for (size_t i = 0; i < program_.nodes.size(); ++i) {
-    const Node& n = *program_.nodes[i];
-    StepRecording::Node rn;
-    rn.launch = launches_[i].get();
-    for (const Bind& b : n.binds) {
-      const std::string& dst = where.at(b.dst).second;
-      if (b.kind == Bind::Kind::Pool) {
-        rn.pools.push_back({dst, 2 * b.layer + (b.value ? 1 : 0)});
-        continue;
-      }
-      const auto& [src_node, src] = where.at(b.src);
-      const int64_t es = static_cast<int64_t>(dtype_size(b.src->dtype()));
-      rn.copies.push_back({src_node, src, dst, b.src_offset * es, b.dst_offset * es, b.count * es});
-    }
-    for (const auto& entry : n.io) {  // not a structured binding: clang 14 lambdas cannot capture one
-      const std::string& name = entry.first;
-      if (std::none_of(rn.pools.begin(), rn.pools.end(), [&](const auto& u) { return u.tensor == name; }))
-        rn.tensors.push_back(name);
-    }
-    r.nodes.push_back(std::move(rn));
-  }
-  const uint32_t* w = program_.state->as<uint32_t>();
-  r.state.assign(w, w + program_.params.state_words());
-  r.pools = pools_of(cache);
-  std::tie(r.output_node, r.output) = where.at(program_.output);
+  std::vector<Launch*> launches;
+  for (const auto& l : launches_) launches.push_back(l.get());
+  StepRecording r = step_recording(program_, launches, pools_of(cache));
   output_node_ = static_cast<size_t>(r.output_node), output_name_ = r.output;
-  r.output_bytes = program_.output->storage_bytes();
   r.bake_state_word = bake_state_word_;
   recorded_ = b_.record_step(r);
   device_pools_newer_ = host_pools_newer_ = false;

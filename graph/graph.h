@@ -8,8 +8,9 @@
 // wrote them and from the state buffer, and takes its layer's K/V pools from the cache (a swap, no
 // copy), giving them back after.
 // A host backend's capture is the list of its prepared launches, replayed with the binds on the host.
-// A device backend's is one recorded step (core/recorded_step.h): the binds become device copies out
-// of the nodes' buffers and out of a device state buffer, the pools live on the device from the
+// A device backend's is one recorded step (core/recorded_step.h, graph/recording.h): a whole input
+// binds the buffer of the node that wrote it, the other binds become device copies out of the nodes'
+// buffers and out of a device state buffer, the pools live on the device from the
 // capture on (brought back to the host cache when an eager step or a check needs them), and a replay
 // is one submit, one wait and one download of the output.
 #include <functional>

@@ -3,9 +3,10 @@
 // The host writes a step's state words into a small device buffer (write_state); the command buffer
 // copies them into the nodes' index tensors, so every per-step scalar a kernel uses is read from
 // device memory (kernel arguments hold shapes only: the plans never read tensor values). A node's
-// other inputs are copied from the buffers of the nodes that wrote them; each K/V pool is one device
-// buffer, bound as the kernel argument of every launch that uses it (the argument is captured when
-// the kernel command is recorded), and stays on the device between steps. A replay is one enqueue of
+// whole inputs are the buffers of the nodes that wrote them, bound as its kernel arguments (shares);
+// its other inputs (parts of a tensor, in-out tensors) are copied from those buffers. Each K/V pool
+// is one device buffer, bound as the kernel argument of every launch that uses it, and stays on the
+// device between steps. A replay is one enqueue of
 // the command buffer, one wait on its event and one read of the output.
 //
 // Every command waits on the sync point of the one before it: the step is a chain (a node reads what
@@ -243,11 +244,17 @@ class ClRecordedStep final : public RecordedStep {
       // buffer runs (a replay with the launch's own pools given back after recording read stale
       // pools): so the arguments stay rebound, and the launch, whose kernels now point at the shared
       // pools, belongs to the recording from here on (the graph runs its eager steps on new ones).
-      std::vector<std::pair<cl_mem, cl_mem>> swap;  // the launch's pool sub-buffer -> the shared one
+      // A shared input is rebound the same way, to the data of the node that wrote it.
+      std::vector<std::pair<cl_mem, cl_mem>> swap;  // the launch's own sub-buffer -> the one it reads
       for (const StepRecording::PoolUse& u : n.pools) {
         check(u.pool >= 0 && static_cast<size_t>(u.pool) < pools_.size(), "opencl: a recorded node binds pool {} of {}",
               u.pool, pools_.size());
         swap.push_back({l.buffer(u.tensor).data.get(), pools_[static_cast<size_t>(u.pool)].data.get()});
+      }
+      for (const StepRecording::Share& sh : n.shares) {
+        check(sh.src_node >= 0 && static_cast<size_t>(sh.src_node) < i, "opencl: node {} shares a tensor of node {}", i,
+              sh.src_node);
+        swap.push_back({l.buffer(sh.tensor).data.get(), launches[static_cast<size_t>(sh.src_node)]->buffer(sh.src).data.get()});
       }
       for (const Dispatch& d : l.dispatches()) {
         for (const auto& [index, mem] : d.mem_args)

@@ -4,9 +4,10 @@
 // command buffer copies them into the nodes' index tensors (token id, positions, block tables,
 // context lengths) on the device, so every per-step scalar a kernel uses is read from device memory
 // and nothing about a step is baked into the recording (push constants hold shapes only: the plans
-// never read tensor values). A node's other inputs are copied from the buffers of the nodes that wrote
-// them; the K/V pools are one device buffer each, bound directly by every node that uses them, and
-// stay on the device between steps. A replay is one submit, one fence wait and the output's bytes
+// never read tensor values). A node's whole inputs are the buffers of the nodes that wrote them,
+// bound in its descriptors (shares); its other inputs (parts of a tensor, in-out tensors) are copied
+// from those buffers. The K/V pools are one device buffer each, bound directly by every node that
+// uses them, and stay on the device between steps. A replay is one submit, one fence wait and the output's bytes
 // read from a host-visible buffer the command buffer copied them into.
 #include "vulkan/recorded_step.h"
 
@@ -136,6 +137,13 @@ class VulkanRecordedStep final : public RecordedStep {
         const size_t p = static_cast<size_t>(u.pool);
         check(p < pools_.size(), "vulkan: a recorded node binds pool {} of {}", u.pool, pools_.size());
         over[u.tensor] = {pools_[p].get(), pool_bytes_[p] - 2 * kGuardBytes};
+      }
+      // A shared input binds the buffer of the node that wrote it; the barrier above made that
+      // node's shader writes visible to these reads.
+      for (const StepRecording::Share& sh : n.shares) {
+        check(sh.src_node >= 0 && static_cast<size_t>(sh.src_node) < i, "vulkan: node {} shares a tensor of node {}", i,
+              sh.src_node);
+        over[sh.tensor] = {launches[static_cast<size_t>(sh.src_node)]->buffer(sh.src), static_cast<VkDeviceSize>(sh.bytes)};
       }
       l.record_dispatches(cb_, descriptor_pool_, over);
       node_tensors_.push_back({&l, n.tensors});

@@ -14,7 +14,8 @@
 
 namespace ts::vk {
 
-// A tensor of a launch bound to another buffer than its own (a shared pool), with that tensor's size.
+// A tensor of a launch bound to another buffer than its own (a pool, or a shared input: the buffer of
+// the node that wrote it), with that tensor's size.
 struct BufferOverride {
   VkBuffer buffer = VK_NULL_HANDLE;
   VkDeviceSize nbytes = 0;  // the data's bytes (the buffer holds the tensor's storage, guards included)

@@ -9,9 +9,11 @@
 
 #include <gtest/gtest.h>
 
+#include "core/ops/core_params.h"
 #include "core/unsupported.h"
 #include "graph/case.h"
 #include "graph/judge.h"
+#include "graph/recording.h"
 
 namespace {
 // Every allocation through operator new while `g_count` is set: a replay must make none.
@@ -184,6 +186,93 @@ TEST(GraphReplay, CpuReplayAllocatesValidatesAndPlansNothing) {
   EXPECT_EQ(g.counters().validations, before.validations);
   g.check_guards();
   }
+}
+
+// A device's recorded step binds a whole input to the buffer of the node that wrote it (a share)
+// and copies only what a share cannot carry: parts of a tensor, in-out tensors, the state words.
+Role role_in(const Node& n, const std::string& name) {
+  for (const TensorDecl& d : n.problem.decls)
+    if (d.name == name) return d.role;
+  ADD_FAILURE() << n.label << " has no tensor " << name;
+  return Role::In;
+}
+
+TEST(GraphRecording, WholeInputsAreSharedWithTheirWritersTheRestCopied) {
+  for (auto [program, kind] : {std::pair{kLlamaDecode, QuantKind::F32}, {kQwen3MoeDecode, QuantKind::Q4_K}}) {
+    SCOPED_TRACE(program);
+    const GraphCase& c = cached_case(kind, 2, program);
+    TensorMap w = c.weights;
+    const Program prog = build_program(c.program, c.params, w);
+    auto cache = initial_cache(c);
+    std::vector<Tensor*> pools;
+    for (int64_t l = 0; l < c.params.layers; ++l) pools.push_back(&cache->k[l]), pools.push_back(&cache->v[l]);
+    const std::vector<Launch*> launches(prog.nodes.size(), nullptr);
+    const StepRecording r = step_recording(prog, launches, pools);
+    ASSERT_EQ(r.nodes.size(), prog.nodes.size());
+    int64_t shares = 0;
+    for (size_t i = 0; i < r.nodes.size(); ++i) {
+      const Node& n = *prog.nodes[i];
+      SCOPED_TRACE(n.label);
+      for (const StepRecording::Share& sh : r.nodes[i].shares) {
+        ++shares;
+        EXPECT_EQ(role_in(n, sh.tensor), Role::In) << sh.tensor;
+        ASSERT_TRUE(sh.src_node >= 0 && static_cast<size_t>(sh.src_node) < i) << sh.tensor;
+        const Node& writer = *prog.nodes[static_cast<size_t>(sh.src_node)];
+        EXPECT_NE(role_in(writer, sh.src), Role::In) << sh.tensor << " shares " << writer.label << "'s input " << sh.src;
+        EXPECT_EQ(sh.bytes, static_cast<int64_t>(n.io.at(sh.tensor).nbytes()));
+        EXPECT_EQ(sh.bytes, static_cast<int64_t>(writer.io.at(sh.src).nbytes()));
+        for (const std::string& t : r.nodes[i].tensors) EXPECT_NE(t, sh.tensor) << "a shared input is guard-checked";
+      }
+      for (const StepRecording::Copy& cp : r.nodes[i].copies) {
+        const bool part = cp.dst_byte != 0 || cp.bytes != static_cast<int64_t>(n.io.at(cp.dst).nbytes());
+        EXPECT_TRUE(cp.src_node == StepRecording::kState || part || role_in(n, cp.dst) == Role::InOut)
+            << cp.dst << " is copied whole into an input: it should be shared";
+        if (cp.src_node != StepRecording::kState)
+          EXPECT_NE(role_in(*prog.nodes[static_cast<size_t>(cp.src_node)], cp.src), Role::In) << cp.dst << " copies an input";
+      }
+    }
+    // Per layer: the two norms' inputs, q / k / v's and o's activation rows, attention's q, the
+    // attention residual's x (8); llama's ffn: gate's, up's and down's rows and the residual's x (4);
+    // qwen3's: the router's row, top-k's logits, the two expert GEMVs' rows and ids, the weighted
+    // sum's slots and weights (8). And the final norm's input.
+    const int64_t per_layer = program == std::string(kLlamaDecode) ? 12 : 16;
+    EXPECT_EQ(shares, per_layer * c.params.layers + 1);
+  }
+}
+
+// A share of a share, and a copy out of a shared input, are resolved to the tensor's writer (a shared
+// input's own device buffer is never written): three norms, the second reading the first's output,
+// the third reading the second's input.
+TEST(GraphRecording, SharesAndCopiesOfASharedInputReadItsWriter) {
+  Program p;
+  p.name = "chain";
+  p.params = small(QuantKind::F32, 1);
+  p.state = std::make_unique<Tensor>(DType::U32, Shape{p.params.state_words()});
+  for (const char* label : {"a", "b", "c"}) {
+    auto n = std::make_unique<Node>();
+    n->label = label;
+    n->problem = make_problem(op_or_throw("rms_norm"), Params::of(RmsNormParams{.tokens = 1, .dim = 8, .eps = 1e-5f}),
+                              DType::F32);
+    n->io = allocate_from_decls(n->problem.decls);
+    p.nodes.push_back(std::move(n));
+  }
+  Node &a = *p.nodes[0], &b = *p.nodes[1], &c = *p.nodes[2];
+  b.binds.push_back({Bind::Kind::Copy, &b.io.at("x"), &a.io.at("out"), 0, 0, 8});
+  c.binds.push_back({Bind::Kind::Copy, &c.io.at("x"), &b.io.at("x"), 0, 0, 8});      // whole: a share
+  c.binds.push_back({Bind::Kind::Copy, &c.io.at("w"), &b.io.at("x"), 2, 0, 4});      // a part: a copy
+  p.output = &c.io.at("out");
+  const std::vector<Launch*> launches(3, nullptr);
+  const StepRecording r = step_recording(p, launches, {});
+  ASSERT_EQ(r.nodes[1].shares.size(), 1u);
+  ASSERT_EQ(r.nodes[2].shares.size(), 1u);
+  ASSERT_EQ(r.nodes[2].copies.size(), 1u);
+  EXPECT_EQ(r.nodes[2].shares[0].src_node, 0);
+  EXPECT_EQ(r.nodes[2].shares[0].src, "out");
+  EXPECT_EQ(r.nodes[2].copies[0].src_node, 0);
+  EXPECT_EQ(r.nodes[2].copies[0].src, "out");
+  EXPECT_EQ(r.nodes[2].copies[0].src_byte, 8);
+  EXPECT_EQ(r.nodes[2].copies[0].bytes, 16);
+  EXPECT_EQ(r.output_node, 2);
 }
 
 // Replay before capture, a state buffer too small, reset_graph then a new capture, replay after the
