@@ -308,7 +308,7 @@ HWY_INLINE void DotQ8Pair(K, const uint8_t* b, int64_t blk, const ActQ8K* a, VF*
   DotQ8Block<M>(K{}, b + K::kBytes, blk + 1, a, acc_odd);
 }
 
-// The weights ahead of the ones about to be read (`bytes` of them, from `at` + kPrefetchAhead), into
+// The weights ahead of the ones about to be read (`bytes` of them, from `at` + kGemvPrefetchBytes), into
 // L2: one stream per thread is not enough for the hardware prefetchers to keep the memory bus busy.
 // (Past a row's end this reads the next row, or past the matrix: prefetches never fault.)
 // Measured on a Zen 3 (2026-11-24, quiet, m1_n4096_k14336, L1 prefetches): without any, Q4_K and Q8_0
@@ -318,21 +318,24 @@ HWY_INLINE void DotQ8Pair(K, const uint8_t* b, int64_t blk, const ActQ8K* a, VF*
 // faster. On a Zen 4 (2026-11-24, cold, 5 alternating rounds, min / median us), L2 prefetches 8 KiB
 // ahead against L1 prefetches 2 KiB ahead: Q4_K 1120 / 1155 -> 782 / 904, Q8_0 1979 / 2093 -> 1537 /
 // 1759, Q4_0 1106 / 1270 -> 864 / 1019; 4, 16 and 32 KiB ahead (L2) and 8 KiB (L1) were slower.
-// The distance is the one of the machine the figures and CI run on, an Intel Xeon with AVX-512 (2
-// vCPUs, 2026-11-27, cold, m1_n4096_k14336, medians of 6-8 alternating rounds): 3 KiB against 8 KiB,
-// Q4_K 0.89-0.94x the time, Q8_0 0.93-0.94x, Q6_K 0.98x, the Llama-3-8B Q4_K decode step 0.93x; 2 and
-// 4 KiB between them; 1 KiB and 16-32 KiB no faster than 8; every second to every 64th line only
-// (fewer prefetch instructions) 1.2-1.5x slower.
+// The distance is chosen per CPU (kGemvPrefetchBytes, cpu/runtime/prefetch.h). On an Intel Xeon with
+// AVX-512 (2 vCPUs, 2026-11-27, cold, m1_n4096_k14336, medians of 6-8 alternating rounds): 3 KiB
+// against 8 KiB, Q4_K 0.89-0.94x the time, Q8_0 0.93-0.94x, Q6_K 0.98x, the Llama-3-8B Q4_K decode
+// step 0.93x; 2 and 4 KiB between them; 1 KiB and 16-32 KiB no faster than 8; every second to every
+// 64th line only (fewer prefetch instructions) 1.2-1.5x slower. On a Zen 4 (AMD EPYC, 2 vCPUs,
+// 2026-11-27, cold, 5 alternating rounds, both with the L1 prefetch below), 8 KiB against 3 KiB:
+// Q4_K m1_n4096_k14336 0.88x the time (5 of 5 faster), Q8_0 0.85x (5 of 5), Q4_K m1_n14336_k4096
+// 1.02x (2 of 5), the Llama-3-8B Q4_K decode step 0.96x (4 of 5); without the L1 prefetch, 8 KiB
+// was no faster than 3 KiB there for Q8_0 and the step.
 // The same weights are asked for again into L1 (prefetcht0) kL1PrefetchAhead bytes ahead, by then
 // in L2 or on their way there: the loads then find them in L1 instead of waiting on L2 (2026-11-27,
 // the Xeon, cold, 6 alternating rounds, B/A of the medians: Q4_0 0.92x the time, Q8_0 0.96x, Q6_K
 // 0.98x, Q4_K 0.96x at m1_n14336_k4096 and 1.03x at m1_n4096_k14336 (2 of 6 faster), the Llama-3-8B
 // Q4_K decode step 0.98x (6 of 6); 1.5 and 2 KiB ahead were no better than 1). Not measured on a Zen 4,
 // where L1 prefetches in place of the L2 ones were slower (cpu/runtime/prefetch.h).
-inline constexpr int64_t kPrefetchAhead = static_cast<int64_t>(kStreamPrefetchBytes);
 inline constexpr int64_t kL1PrefetchAhead = 1024;
 HWY_INLINE void PrefetchAhead(const uint8_t* at, int64_t bytes) {
-  prefetch_l2(at + kPrefetchAhead, static_cast<size_t>(bytes));
+  prefetch_l2(at + kGemvPrefetchBytes, static_cast<size_t>(bytes));
   prefetch_l1(at + kL1PrefetchAhead, static_cast<size_t>(bytes));
 }
 
