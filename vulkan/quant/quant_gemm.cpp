@@ -30,6 +30,10 @@ constexpr int64_t kGptqRows = 8;      // gptq.comp: MR
 // backend's largest work group), 128 groups for a 4096-column decode, each invocation with four
 // qweight loads in flight: one invocation per column walking all of k streamed 10 GB/s on an H100.
 constexpr uint32_t kGptqSplitCols = 32, kGptqSplitSlices = 8;
+// gptq.comp, AWQ decode (main_awq_split): 8 word columns (64 columns) x 32 slices of k, 64 groups for
+// a 4096-column decode; a slice of k = 4096 is one group of 128 k rows, a word a row. Shaped on
+// lavapipe: no GPU has measured it yet.
+constexpr uint32_t kAwqSplitWords = 8, kAwqSplitSlices = 32;
 
 // The shaders number the kinds as QuantKind does: both expand core/kinds.inc (shaders/kinds.glsl).
 uint32_t kind_spec(QuantKind k) { return static_cast<uint32_t>(k); }
@@ -111,14 +115,20 @@ std::optional<Tolerance> int8_route_tolerance(const Problem& pr, const TensorMap
   return int8_tolerance(*ratio, "32", pr.dtype);
 }
 
-// GPTQ and AWQ share gptq.comp; binding 5 (g_idx) is bound to qzeros when there is no act-order.
+// GPTQ and AWQ share gptq.comp; binding 5 (g_idx) is bound to qzeros when there is no act-order,
+// binding 6 is the activations again (read as vec4s by the F32 variant).
 Dispatch plan_packed(const Target& tg, bool awq, int64_t bits, bool act_order, int64_t m, int64_t n, int64_t k,
                      int64_t group_size) {
   Dispatch d;
   d.shader = tg.variant(Kernel::gemm_gptq);
-  d.bindings = {"a", "qweight", "qzeros", "scales", "out", act_order ? "g_idx" : "qzeros"};
+  d.bindings = {"a", "qweight", "qzeros", "scales", "out", act_order ? "g_idx" : "qzeros", "a"};
   d.push = Push().u(m).u(n).u(k).u(group_size).words();
   const bool decode = m <= kGptqRows;  // decode: k split across the work group's rows of invocations
+  if (decode && awq) {  // x: word columns, eight columns each
+    d.spec = {kAwqSplitWords, 1u, static_cast<uint32_t>(bits), 0u, kAwqSplitSlices};
+    d.groups = {ceil_div(n, 8 * kAwqSplitWords), 1, 1};
+    return d;
+  }
   const uint32_t cols = decode ? kGptqSplitCols : kGptqWg;
   d.spec = {cols, awq ? 1u : 0u, static_cast<uint32_t>(bits), act_order ? 1u : 0u, decode ? kGptqSplitSlices : 1u};
   d.groups = {ceil_div(n, cols), decode ? 1u : groups_for(m, kGptqRows, tg.max_groups[1]), 1};

@@ -81,17 +81,8 @@ int sudot4(uint a, uint b, spirv_literal int packed_4x8);
 
 shared float part[MAX_NR][MAX_WG];
 
-// Four consecutive activations from index i (a multiple of 4).
-vec4 x4(uint i) {
-#ifdef DT_F32
-  return a4[i >> 2];
-#else
-  return vec4(ld(a[i]), ld(a[i + 1u]), ld(a[i + 2u]), ld(a[i + 3u]));
-#endif
-}
-
-// q (below 2^23) as an exact float, less `bias`: 2^23 + q in a float's bits is exactly 2^23 + q.
-float fq(uint q, float bias) { return uintBitsToFloat(0x4B000000u | q) - (8388608.0 + bias); }
+#include "act4.glsl"
+#include "codes.glsl"
 
 // The four bytes of `word` (each below 2^8) as exact floats, less `bias`: 2^23 + b in a float's bits
 // is exactly 2^23 + b, so one subtraction gives b - bias.

@@ -12,8 +12,12 @@
 //   invocation per column walking all of k ran a 4096 x 4096 decode at 10 GB/s on an H100); the
 //   slices' sums meet in shared memory and invocation y = 0 adds them in slice order (deterministic).
 //   Without act-order GPTQ reads each qweight word once for its 32 / BITS codes.
-// Specialization constants: 0 the work-group width (columns), 1 AWQ (else GPTQ), 2 bits, 3 act-order,
-// 4 KS.
+//   AWQ with KS > 1 (main_awq_split): invocation x takes one word column (AWQ packs a k row's eight
+//   neighbouring columns into one word) instead of one column, so every qweight word is loaded once,
+//   four k rows' words before any is used, for its eight columns (the per-column walk loads each word
+//   eight times, once per column, one at a time).
+// Specialization constants: 0 the work-group width (columns; AWQ decode: word columns), 1 AWQ (else
+// GPTQ), 2 bits, 3 act-order, 4 KS.
 #include "dtype.glsl"
 
 #define MR 8u
@@ -29,7 +33,15 @@ layout(std430, binding = 2) readonly buffer Buf2 { uint qzeros[]; };
 layout(std430, binding = 3) readonly buffer Buf3 { uint scales[]; };  // F16 [G, n], two per word
 BUF_OUT(4, o)
 layout(std430, binding = 5) readonly buffer Buf5 { uint g_idx[]; };   // act-order only
+#ifdef DT_F32
+// The activations again, 16 bytes at a time: a qweight word's codes run over 32 / BITS (8 or 4)
+// consecutive k from a multiple of them.
+layout(std430, binding = 6) readonly buffer Buf6 { vec4 a4[]; };
+#endif
 layout(push_constant) uniform Push { uint m, n, k, group_size; } p;
+
+#include "act4.glsl"
+#include "codes.glsl"
 
 const uint kAwqSlot[8] = uint[8](0u, 4u, 1u, 5u, 2u, 6u, 3u, 7u);
 
@@ -72,41 +84,51 @@ void accumulate(uint m0, uint j, uint k0, uint k1, inout float acc[MR]) {
   }
 }
 
-// acc[i] += a[i, kk] * s (q - z) for the 32 / BITS codes q of qweight word w (k = w * per ..).
-void add_word(uint word, uint w, float s, float z, inout float acc[MR]) {
+// sq[i] += a[i, kk] * (q - z) for the 32 / BITS codes q of qweight word w (kk = w * per ..), q - z
+// exact (codes.glsl). The activations four at a time: one load a row for four codes, where one a
+// code left the loop bound by its loads.
+void add_word(uint word, uint w, float z, inout float sq[MR]) {
   const uint per = 32u / BITS;
-  for (uint e = 0u; e < per; ++e) {
-    const float wv = s * (float(field(word, BITS * e, BITS)) - z);
+  for (uint e = 0u; e < per; e += 4u) {
+    vec4 d;
+    for (uint c = 0u; c < 4u; ++c) d[c] = fq(field(word, BITS * (e + c), BITS), z);
     for (uint i = 0u; i < MR; ++i) {
       if (i >= p.m) break;
-      acc[i] = fma(ld(a[i * p.k + w * per + e]), wv, acc[i]);
+      const vec4 av = x4(i * p.k + w * per + e);
+      sq[i] = fma(av.w, d.w, fma(av.z, d.z, fma(av.y, d.y, fma(av.x, d.x, sq[i]))));
     }
   }
 }
 
 // GPTQ without act-order, k0 and k1 on group boundaries: each qweight word is read once and its
 // codes decoded from a register (the per-k walk above reads it 32 / BITS times), four words loaded
-// before any is used so that four loads are in flight per invocation.
+// before any is used so that four loads are in flight per invocation. Per group, each row's sum of
+// a (q - z), then times the group's scale once.
 void accumulate_words(uint j, uint k0, uint k1, inout float acc[MR]) {
   const uint per = 32u / BITS, words = p.group_size / per;
   for (uint g = k0 / p.group_size; g < k1 / p.group_size; ++g) {
     const float s = scale_of(g, j), z = zero_of(g, j);
+    float sq[MR];
+    for (uint i = 0u; i < MR; ++i) sq[i] = 0.0;
     const uint w0 = g * words, w1 = w0 + words;
     uint w = w0;
     for (; w + 4u <= w1; w += 4u) {
       const uvec4 q = uvec4(qweight[w * p.n + j], qweight[(w + 1u) * p.n + j], qweight[(w + 2u) * p.n + j],
                             qweight[(w + 3u) * p.n + j]);
-      add_word(q.x, w, s, z, acc);
-      add_word(q.y, w + 1u, s, z, acc);
-      add_word(q.z, w + 2u, s, z, acc);
-      add_word(q.w, w + 3u, s, z, acc);
+      add_word(q.x, w, z, sq);
+      add_word(q.y, w + 1u, z, sq);
+      add_word(q.z, w + 2u, z, sq);
+      add_word(q.w, w + 3u, z, sq);
     }
-    for (; w < w1; ++w) add_word(qweight[w * p.n + j], w, s, z, acc);
+    for (; w < w1; ++w) add_word(qweight[w * p.n + j], w, z, sq);
+    for (uint i = 0u; i < MR; ++i) acc[i] = fma(s, sq[i], acc[i]);
   }
 }
 
 #define KS gl_WorkGroupSize.y
-shared float red[256];  // one row's sums of the work group (at most kMaxWorkGroup invocations)
+// One row's sums of the work group: one a invocation (at most kMaxWorkGroup, 256), eight an
+// invocation in main_awq_split.
+shared float red[8u * 256u];
 
 // KS > 1: slice y of k, then per row the fixed-order sum over slices. Every invocation reaches the
 // barriers (the row count is uniform): a column past n reads column n - 1 and its sums are dropped.
@@ -136,9 +158,68 @@ void main_split() {
   }
 }
 
+// AWQ, KS > 1: the eight columns of word column w over slice y of k (whole groups), the rows in
+// passes of AWQ_ROWS. Per group, each column's sum of a (q - z) (exact: codes.glsl), then times the
+// group's scale once. Then per row the fixed-order sum over slices, as
+// main_split. Every invocation reaches the barriers (the row count is uniform): a word column past
+// n / 8 reads the last one and its sums are dropped.
+#define AWQ_ROWS 4u
+void main_awq_split() {
+  const uint lx = gl_LocalInvocationID.x, ly = gl_LocalInvocationID.y, wc = gl_WorkGroupSize.x;
+  const uint words = p.n / 8u, w = min(gl_WorkGroupID.x * wc + lx, words - 1u);
+  const uint groups = p.k / p.group_size, per_slice = (groups + KS - 1u) / KS;
+  const uint g0 = min(ly * per_slice, groups), g1 = min(g0 + per_slice, groups);
+  for (uint m0 = 0u; m0 < p.m; m0 += AWQ_ROWS) {
+    float acc[AWQ_ROWS][8];
+    for (uint i = 0u; i < AWQ_ROWS; ++i)
+      for (uint e = 0u; e < 8u; ++e) acc[i][e] = 0.0;
+    for (uint g = g0; g < g1; ++g) {
+      float s[8], z[8];
+      const uint sw = (g * p.n + 8u * w) / 2u, zw = qzeros[g * words + w];  // 8 F16 scales: 4 words
+      for (uint c = 0u; c < 4u; ++c) {
+        const vec2 h = unpackHalf2x16(scales[sw + c]);
+        s[2u * c] = h.x, s[2u * c + 1u] = h.y;
+      }
+      for (uint e = 0u; e < 8u; ++e) z[e] = float(field(zw, 4u * kAwqSlot[e], 4u));
+      float sq[AWQ_ROWS][8];
+      for (uint i = 0u; i < AWQ_ROWS; ++i)
+        for (uint e = 0u; e < 8u; ++e) sq[i][e] = 0.0;
+      const uint k1 = (g + 1u) * p.group_size;
+      uint kk = g * p.group_size;
+      for (; kk < k1; kk += 4u) {
+        const uint t_end = min(4u, k1 - kk);
+        uint q[4];
+        for (uint t = 0u; t < 4u; ++t) q[t] = qweight[min(kk + t, k1 - 1u) * words + w];
+        for (uint t = 0u; t < t_end; ++t)
+          for (uint i = 0u; i < AWQ_ROWS; ++i) {
+            if (m0 + i >= p.m) break;
+            const float av = ld(a[(m0 + i) * p.k + kk + t]);
+            for (uint e = 0u; e < 8u; ++e)
+              sq[i][e] = fma(av, fq(field(q[t], 4u * kAwqSlot[e], 4u), z[e]), sq[i][e]);
+          }
+      }
+      for (uint i = 0u; i < AWQ_ROWS; ++i)
+        for (uint e = 0u; e < 8u; ++e) acc[i][e] = fma(s[e], sq[i][e], acc[i][e]);
+    }
+    for (uint i = 0u; i < AWQ_ROWS; ++i) {
+      if (m0 + i >= p.m) break;  // uniform: every invocation leaves together
+      for (uint e = 0u; e < 8u; ++e) red[(ly * wc + lx) * 8u + e] = acc[i][e];
+      barrier();  // every slice's sums of row m0 + i are in shared memory
+      const uint t = ly * wc + lx, col = gl_WorkGroupID.x * wc * 8u + t;  // invocation t sums column t
+      if (t < wc * 8u && col < p.n) {
+        float sum = red[t];
+        for (uint y = 1u; y < KS; ++y) sum += red[y * wc * 8u + t];
+        o[(m0 + i) * p.n + col] = st(sum);
+      }
+      barrier();  // read before the next row overwrites it
+    }
+  }
+}
+
 void main() {
   if (KS > 1u) {
-    main_split();
+    if (AWQ) main_awq_split();
+    else main_split();
     return;
   }
   const uint j = gl_GlobalInvocationID.x;
