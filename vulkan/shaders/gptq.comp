@@ -100,10 +100,10 @@ void add_word(uint word, uint w, float z, inout float sq[MR]) {
   }
 }
 
-// GPTQ without act-order, k0 and k1 on group boundaries: each qweight word is read once and its
-// codes decoded from a register (the per-k walk above reads it 32 / BITS times), four words loaded
-// before any is used so that four loads are in flight per invocation. Per group, each row's sum of
-// a (q - z), then times the group's scale once.
+// GPTQ without act-order, groups of whole qweight words, k0 and k1 on group boundaries: each
+// qweight word is read once and its codes decoded from a register (the per-k walk above reads it
+// 32 / BITS times), four words loaded before any is used so that four loads are in flight per
+// invocation. Per group, each row's sum of a (q - z), then times the group's scale once.
 void accumulate_words(uint j, uint k0, uint k1, inout float acc[MR]) {
   const uint per = 32u / BITS, words = p.group_size / per;
   for (uint g = k0 / p.group_size; g < k1 / p.group_size; ++g) {
@@ -141,7 +141,9 @@ void main_split() {
   const uint k0 = min(ly * per_slice, p.k), k1 = min(k0 + per_slice, p.k);
   float acc[MR];
   for (uint i = 0u; i < MR; ++i) acc[i] = 0.0;
-  if (AWQ || ACT_ORDER)
+  // The word walk needs groups of whole qweight words; a group that ends inside a word (a checkpoint
+  // may have one) takes the per-k walk.
+  if (AWQ || ACT_ORDER || p.group_size % (32u / BITS) != 0u)
     accumulate(0u, j, k0, k1, acc);
   else
     accumulate_words(j, k0, k1, acc);

@@ -28,6 +28,8 @@ std::vector<Preset<AwqParams>> cases() {
                    {4, gs, m, 256, 40}});
   v.push_back({"g128_m64_n72_k384", Tier::Ci, {4, 128, 64, 384, 72}, {DType::F32}});
   v.push_back({"g128_m1_n256_k4096", Tier::Full, {4, 128, 1, 4096, 256}, {DType::F32}});
+  // Groups of 6 k rows: a kernel that walks k four rows at a time ends each group on a partial step.
+  v.push_back({"g6_m7_n40_k264", Tier::Ci, {4, 6, 7, 264, 40}});
   return v;
 }
 

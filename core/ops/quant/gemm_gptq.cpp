@@ -47,6 +47,10 @@ std::vector<Preset<GptqParams>> cases() {
   for (int64_t bits : {4, 8})
     v.push_back({fmt::format("b{}_g128_act_m64_n72_k384", bits), Tier::Ci, {bits, 128, 64, 384, 72, true}, {DType::F32}});
   v.push_back({"b4_g128_m1_n256_k4096", Tier::Full, {4, 128, 1, 4096, 256, false}, {DType::F32}});
+  // Groups that end inside a qweight word: shorter than a word (4 of its 8 4-bit codes), and 1.5 words
+  // (12 codes), which a kernel walking whole words per group would get wrong.
+  v.push_back({"b4_g4_m1_n40_k256", Tier::Ci, {4, 4, 1, 256, 40, false}});
+  v.push_back({"b4_g12_m7_n40_k264", Tier::Ci, {4, 12, 7, 264, 40, false}});
   return v;
 }
 
