@@ -8,6 +8,7 @@
 // sums each row (OpenCL 1.2 has no subgroup reductions without cl_khr_subgroups).
 //   -DKIND=<name> -DKIND_<name> (a GGUF block kind: Q4_0, Q4_1, Q8_0, Q4_K, Q5_K or Q6_K) -DR (rows)
 //   -DWG (a power of two). Block sizes and field offsets are core/kinds.inc's (kinds.h: QK_<KIND>_<FIELD>).
+#include "codes.h"
 #include "kinds.h"
 
 #define KCAT2(a, b) a##b
@@ -28,8 +29,6 @@ inline uint qw(__global const uchar* p) {
 
 inline float qh16(__global const uchar* p) { return vload_half(0, (__global const half*)p); }
 
-// q (below 2^23) as an exact float, less `bias`.
-inline float fq(uint q, float bias) { return as_float(0x4B000000u | q) - (8388608.0f + bias); }
 
 // The four bytes of `word` as exact floats, less `bias`.
 inline float4 bytes4(uint word, float bias) {

@@ -13,9 +13,10 @@ inline uint awq_field(__global const int* p, int row, int n, int j) {
   return ((uint)p[(size_t)row * (n / 8) + j / 8] >> (4 * (4 * (c % 2) + c / 2))) & 15u;
 }
 #define PACKED_CODE(qw, kk, n, j) awq_field((qw), (kk), (n), (j))
-// The codes of columns j0 .. j0 + 7 (j0 % 8 == 0): one word, its nibbles in slot order.
-#define PACKED_CODES8(qw, kk, n, j0) \
-  (((uint8)((uint)(qw)[(size_t)(kk) * ((n) / 8) + (j0) / 8]) >> (uint8)(0, 16, 4, 20, 8, 24, 12, 28)) & (uint8)(15u))
+// The eight codes of one word, columns in order (its nibbles in slot order).
+inline uint8 awq_codes8(uint word) { return ((uint8)(word) >> (uint8)(0, 16, 4, 20, 8, 24, 12, 28)) & (uint8)(15u); }
+// The codes of columns j0 .. j0 + 7 (j0 % 8 == 0): one word.
+#define PACKED_CODES8(qw, kk, n, j0) awq_codes8((uint)(qw)[(size_t)(kk) * ((n) / 8) + (j0) / 8])
 #define PACKED_ZERO(qz, g, n, j) ((int)awq_field((qz), (g), (n), (j)))
 #else
 // GPTQ packs codes along k and zeros along n; a stored zero is the zero minus one.

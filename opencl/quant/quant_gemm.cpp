@@ -112,8 +112,8 @@ void plan_gemm_quant_fused(Planner& pl) {
 
 // GPTQ and AWQ: for m <= 8 a work-group per block of output columns, its work-items splitting k (the
 // weight streamed once); above, the tiled GEMM with the weight slab decoded into local memory.
-void dispatch_packed(Planner& pl, int64_t m, int64_t n, int64_t k, int64_t group_size, const std::string& defines,
-                     cl_mem g_idx) {
+void dispatch_packed(Planner& pl, bool awq, int64_t m, int64_t n, int64_t k, int64_t group_size,
+                     const std::string& defines, cl_mem g_idx) {
   if (m > 8) {
     dispatch_gemm_tiled(pl, gemm_tile(pl.limits()), "gptq_gemm.cl", defines, pl.buf("a"), pl.buf("qweight"),
                         pl.buf("out"), m, n, k, n, 0, pl.buf("scales"), pl.buf("qzeros"), g_idx, group_size);
@@ -122,6 +122,15 @@ void dispatch_packed(Planner& pl, int64_t m, int64_t n, int64_t k, int64_t group
   const std::string gm = fmt::format("-DGM={} {}", m, defines);
   if (pl.limits().cpu && n % 8 == 0) {
     pl.dispatch(pl.kernel("gptq.cl", "gemm_packed_cols8", gm), {ceil_div(n, 8)}, {1}, pl.buf("a"), pl.buf("qweight"),
+                pl.buf("scales"), pl.buf("qzeros"), g_idx, pl.buf("out"), n, k, group_size);
+    return;
+  }
+  if (awq && !pl.limits().cpu) {
+    // GPUs, AWQ: 8 word columns (64 columns) x 32 slices of k per work-group, each qweight word
+    // loaded once for its eight columns. Shaped on PoCL: no GPU has measured it yet.
+    constexpr size_t kWords = 8, kSlices = 32;
+    pl.dispatch(pl.kernel("gptq.cl", "gemm_awq_words", fmt::format("{} -DWC={} -DKS={}", gm, kWords, kSlices)),
+                {ceil_div(n / 8, kWords) * kWords, kSlices}, {kWords, kSlices}, pl.buf("a"), pl.buf("qweight"),
                 pl.buf("scales"), pl.buf("qzeros"), g_idx, pl.buf("out"), n, k, group_size);
     return;
   }
@@ -135,13 +144,13 @@ void dispatch_packed(Planner& pl, int64_t m, int64_t n, int64_t k, int64_t group
 void plan_gemm_gptq(Planner& pl) {
   const auto& p = pl.params<GptqParams>();
   // Without act-order the kernel never reads g_idx: any buffer stands in.
-  dispatch_packed(pl, p.m, p.n, p.k, p.group_size, fmt::format("-DBITS={}{}", p.bits, p.desc_act ? " -DACT" : ""),
+  dispatch_packed(pl, false, p.m, p.n, p.k, p.group_size, fmt::format("-DBITS={}{}", p.bits, p.desc_act ? " -DACT" : ""),
                   pl.buf(p.desc_act ? "g_idx" : "qzeros"));
 }
 
 void plan_gemm_awq(Planner& pl) {
   const auto& p = pl.params<AwqParams>();
-  dispatch_packed(pl, p.m, p.n, p.k, p.group_size, "-DBITS=4 -DAWQ", pl.buf("qzeros"));
+  dispatch_packed(pl, true, p.m, p.n, p.k, p.group_size, "-DBITS=4 -DAWQ", pl.buf("qzeros"));
 }
 
 }  // namespace
