@@ -33,10 +33,10 @@ struct StepRecording {
     std::string tensor;
     int64_t pool = 0;
   };
-  // The node's input `tensor` is node `src_node`'s tensor `src`, whole: the backend binds the buffer
-  // that node wrote in the input's place, with no copy. The graph shares only what a copy would
-  // have carried unchanged: a whole tensor of the same size, into an input the node never writes,
-  // from the node that wrote it (never from another share), so no reader changes a writer's data.
+  // The node's input `tensor` is node `src_node`'s tensor `src`, whole: the backend binds that
+  // node's buffer in the input's place, with no copy. The graph shares only what a copy would have
+  // carried unchanged: a whole tensor of the same size, into an input the node never writes, from the
+  // buffer that holds it (never another share's), so no reader changes another node's data.
   struct Share {
     std::string tensor;
     int64_t src_node = 0;

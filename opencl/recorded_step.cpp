@@ -6,8 +6,8 @@
 // whole inputs are the buffers of the nodes that wrote them, bound as its kernel arguments (shares);
 // its other inputs (parts of a tensor, in-out tensors) are copied from those buffers. Each K/V pool
 // is one device buffer, bound as the kernel argument of every launch that uses it, and stays on the
-// device between steps. A replay is one enqueue of
-// the command buffer, one wait on its event and one read of the output.
+// device between steps. A replay is one enqueue of the command buffer, one wait on its event and one
+// read of the output.
 //
 // Every command waits on the sync point of the one before it: the step is a chain (a node reads what
 // the previous ones wrote), whatever order the driver would otherwise run a command buffer's

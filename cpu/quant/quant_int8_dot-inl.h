@@ -331,8 +331,9 @@ HWY_INLINE void DotQ8Pair(K, const uint8_t* b, int64_t blk, const ActQ8K* a, VF*
 // in L2 or on their way there: the loads then find them in L1 instead of waiting on L2 (2026-11-27,
 // the Xeon, cold, 6 alternating rounds, B/A of the medians: Q4_0 0.92x the time, Q8_0 0.96x, Q6_K
 // 0.98x, Q4_K 0.96x at m1_n14336_k4096 and 1.03x at m1_n4096_k14336 (2 of 6 faster), the Llama-3-8B
-// Q4_K decode step 0.98x (6 of 6); 1.5 and 2 KiB ahead were no better than 1). Not measured on a Zen 4,
-// where L1 prefetches in place of the L2 ones were slower (cpu/runtime/prefetch.h).
+// Q4_K decode step 0.98x (6 of 6); 1.5 and 2 KiB ahead were no better than 1). On the Zen 4, beside
+// the 8 KiB L2 prefetches, it made Q8_0 and the step faster (the two A/Bs above), where L1 prefetches
+// in place of the L2 ones were slower (cpu/runtime/prefetch.h).
 inline constexpr int64_t kL1PrefetchAhead = 1024;
 HWY_INLINE void PrefetchAhead(const uint8_t* at, int64_t bytes) {
   prefetch_l2(at + kGemvPrefetchBytes, static_cast<size_t>(bytes));
