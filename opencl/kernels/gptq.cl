@@ -2,10 +2,11 @@
 // WC x KS work-items owns WC consecutive output columns: work-items side by side take consecutive
 // columns (consecutive words of qweight, scales and qzeros), and the KS rows of the group split k
 // (whole groups without act-order), summed through local memory at the end. Each weight is decoded
-// once and used for all GM rows of a; without act-order each row sums a (q - z) over a group (exact:
-// codes.h) and the group's scale multiplies the sum once. GPTQ groups of whole qweight words load
-// each word once for its 32 / BITS codes and the activations four at a time. GPUs: 32 x 8; CPU
-// drivers: KS 1 (no reduction). AWQ on GPUs: gemm_awq_words below.
+// once (s (q - z), q - z exact: codes.h; scaled before its products, as the reference: an infinite
+// scale makes a column NaN where some q == z, where a group's scaled sum would give +-Inf) and used for
+// all GM rows of a. GPTQ groups of whole qweight words load each word once for its 32 / BITS codes and
+// the activations four at a time. GPUs: 32 x 8; CPU drivers: KS 1 (no reduction). AWQ on GPUs:
+// gemm_awq_words below.
 //   -DGM (= m, at most 8) -DWC -DKS and the options of packed.h
 #include "codes.h"
 #include "packed.h"
@@ -15,15 +16,15 @@
 #endif
 
 #ifndef AWQ
-// sq[i] += a[i, kk] * (q - z) for the PER codes q of qweight word w (kk = w * PER ..).
-inline void gptq_word(__global const st_t* a, int k, uint word, int w, float z, float* sq) {
+// acc[i] += a[i, kk] * s (q - z) for the PER codes q of qweight word w (kk = w * PER ..).
+inline void gptq_word(__global const st_t* a, int k, uint word, int w, float s, float z, float* acc) {
   for (int e = 0; e < PER; e += 4) {
-    const float4 d = (float4)(fq((word >> (BITS * e)) & MASK, z), fq((word >> (BITS * (e + 1))) & MASK, z),
-                              fq((word >> (BITS * (e + 2))) & MASK, z), fq((word >> (BITS * (e + 3))) & MASK, z));
+    const float4 d = s * (float4)(fq((word >> (BITS * e)) & MASK, z), fq((word >> (BITS * (e + 1))) & MASK, z),
+                                  fq((word >> (BITS * (e + 2))) & MASK, z), fq((word >> (BITS * (e + 3))) & MASK, z));
 #pragma unroll
     for (int i = 0; i < GM; ++i) {
       const float4 av = LD4(a, (size_t)i * k + w * PER + e);
-      sq[i] = fma(av.w, d.w, fma(av.z, d.z, fma(av.y, d.y, fma(av.x, d.x, sq[i]))));
+      acc[i] = fma(av.w, d.w, fma(av.z, d.z, fma(av.y, d.y, fma(av.x, d.x, acc[i]))));
     }
   }
 }
@@ -50,8 +51,6 @@ void gemm_packed(__global const st_t* a, __global const int* qweight, __global c
   for (int g = ly; g < k / group_size; g += KS) {
     const float scale = vload_half((size_t)g * n + j, scales);
     const float zero = (float)PACKED_ZERO(qzeros, g, n, j);
-    float sq[GM];
-    for (int i = 0; i < GM; ++i) sq[i] = 0.0f;
 #ifndef AWQ
     if (group_size % PER == 0) {  // whole words: four loaded before any is used
       const int w1 = (g + 1) * (group_size / PER);
@@ -59,19 +58,18 @@ void gemm_packed(__global const st_t* a, __global const int* qweight, __global c
       for (; w + 4 <= w1; w += 4) {
         uint q[4];
         for (int t = 0; t < 4; ++t) q[t] = (uint)qweight[(size_t)(w + t) * n + j];
-        for (int t = 0; t < 4; ++t) gptq_word(a, k, q[t], w + t, zero, sq);
+        for (int t = 0; t < 4; ++t) gptq_word(a, k, q[t], w + t, scale, zero, acc);
       }
-      for (; w < w1; ++w) gptq_word(a, k, (uint)qweight[(size_t)w * n + j], w, zero, sq);
+      for (; w < w1; ++w) gptq_word(a, k, (uint)qweight[(size_t)w * n + j], w, scale, zero, acc);
     } else
 #endif
     {
       for (int kk = g * group_size; kk < (g + 1) * group_size; ++kk) {
-        const float d = fq(PACKED_CODE(qweight, kk, n, j), zero);
+        const float d = scale * fq(PACKED_CODE(qweight, kk, n, j), zero);
 #pragma unroll
-        for (int i = 0; i < GM; ++i) sq[i] = fma(LD(a, (size_t)i * k + kk), d, sq[i]);
+        for (int i = 0; i < GM; ++i) acc[i] = fma(LD(a, (size_t)i * k + kk), d, acc[i]);
       }
     }
-    for (int i = 0; i < GM; ++i) acc[i] = fma(scale, sq[i], acc[i]);
   }
 #endif
   for (int i = 0; i < GM; ++i) red[i][ly][lx] = acc[i];
@@ -115,8 +113,8 @@ __kernel void gemm_packed_cols8(__global const st_t* a, __global const int* qwei
 #ifdef AWQ
 // AWQ on GPUs: work-item x takes word column w, the eight columns one packed word holds, so each
 // qweight word is loaded once (a column a work-item loads it once per column), four k rows' words
-// before any is used; the KS rows of the group split k in whole groups. Per group, each column's sum
-// of a (q - z), then times the group's scales once. The rows meet through local memory one at a time
+// before any is used; the KS rows of the group split k in whole groups; each weight scaled before its
+// products, as gemm_packed. The rows meet through local memory one at a time
 // (8 KiB at WC 8, KS 32). A word column past n / 8 reads the last one; its sums are dropped.
 __kernel __attribute__((reqd_work_group_size(WC, KS, 1)))
 void gemm_awq_words(__global const st_t* a, __global const int* qweight, __global const half* scales,
@@ -132,20 +130,17 @@ void gemm_awq_words(__global const st_t* a, __global const int* qweight, __globa
   for (int g = g0; g < g1; ++g) {
     const float8 s = vload_half8(0, scales + (size_t)g * n + 8 * w);
     const float8 z = convert_float8(awq_codes8((uint)qzeros[(size_t)g * words + w]));
-    float8 sq[GM];
-    for (int i = 0; i < GM; ++i) sq[i] = (float8)(0.0f);
     const int k1 = (g + 1) * group_size;
     for (int kk = g * group_size; kk < k1; kk += 4) {
       uint q[4];
       for (int t = 0; t < 4; ++t) q[t] = (uint)qweight[(size_t)min(kk + t, k1 - 1) * words + w];
       const int steps = min(4, k1 - kk);
       for (int t = 0; t < steps; ++t) {
-        const float8 d = fq8(awq_codes8(q[t]), z);
+        const float8 d = s * fq8(awq_codes8(q[t]), z);
 #pragma unroll
-        for (int i = 0; i < GM; ++i) sq[i] = fma((float8)(LD(a, (size_t)i * k + kk + t)), d, sq[i]);
+        for (int i = 0; i < GM; ++i) acc[i] = fma((float8)(LD(a, (size_t)i * k + kk + t)), d, acc[i]);
       }
     }
-    for (int i = 0; i < GM; ++i) acc[i] = fma(s, sq[i], acc[i]);
   }
   const int t = ly * WC + lx, col = (int)get_group_id(0) * WC * 8 + t;  // work-item t sums column t
   for (int i = 0; i < GM; ++i) {

@@ -84,18 +84,20 @@ void accumulate(uint m0, uint j, uint k0, uint k1, inout float acc[MR]) {
   }
 }
 
-// sq[i] += a[i, kk] * (q - z) for the 32 / BITS codes q of qweight word w (kk = w * per ..), q - z
-// exact (codes.glsl). The activations four at a time: one load a row for four codes, where one a
-// code left the loop bound by its loads.
-void add_word(uint word, uint w, float z, inout float sq[MR]) {
+// acc[i] += a[i, kk] * s (q - z) for the 32 / BITS codes q of qweight word w (kk = w * per ..), q - z
+// exact (codes.glsl). Each weight is scaled before its products, as the reference does: an infinite
+// scale then makes the column NaN where some q == z, where a group's scaled sum would give +-Inf
+// (docs/catalog.md, "Special values"). The activations four at a time: one load a row for four
+// codes, where one a code left the loop bound by its loads.
+void add_word(uint word, uint w, float s, float z, inout float acc[MR]) {
   const uint per = 32u / BITS;
   for (uint e = 0u; e < per; e += 4u) {
     vec4 d;
-    for (uint c = 0u; c < 4u; ++c) d[c] = fq(field(word, BITS * (e + c), BITS), z);
+    for (uint c = 0u; c < 4u; ++c) d[c] = s * fq(field(word, BITS * (e + c), BITS), z);
     for (uint i = 0u; i < MR; ++i) {
       if (i >= p.m) break;
       const vec4 av = x4(i * p.k + w * per + e);
-      sq[i] = fma(av.w, d.w, fma(av.z, d.z, fma(av.y, d.y, fma(av.x, d.x, sq[i]))));
+      acc[i] = fma(av.w, d.w, fma(av.z, d.z, fma(av.y, d.y, fma(av.x, d.x, acc[i]))));
     }
   }
 }
@@ -103,25 +105,22 @@ void add_word(uint word, uint w, float z, inout float sq[MR]) {
 // GPTQ without act-order, groups of whole qweight words, k0 and k1 on group boundaries: each
 // qweight word is read once and its codes decoded from a register (the per-k walk above reads it
 // 32 / BITS times), four words loaded before any is used so that four loads are in flight per
-// invocation. Per group, each row's sum of a (q - z), then times the group's scale once.
+// invocation.
 void accumulate_words(uint j, uint k0, uint k1, inout float acc[MR]) {
   const uint per = 32u / BITS, words = p.group_size / per;
   for (uint g = k0 / p.group_size; g < k1 / p.group_size; ++g) {
     const float s = scale_of(g, j), z = zero_of(g, j);
-    float sq[MR];
-    for (uint i = 0u; i < MR; ++i) sq[i] = 0.0;
     const uint w0 = g * words, w1 = w0 + words;
     uint w = w0;
     for (; w + 4u <= w1; w += 4u) {
       const uvec4 q = uvec4(qweight[w * p.n + j], qweight[(w + 1u) * p.n + j], qweight[(w + 2u) * p.n + j],
                             qweight[(w + 3u) * p.n + j]);
-      add_word(q.x, w, z, sq);
-      add_word(q.y, w + 1u, z, sq);
-      add_word(q.z, w + 2u, z, sq);
-      add_word(q.w, w + 3u, z, sq);
+      add_word(q.x, w, s, z, acc);
+      add_word(q.y, w + 1u, s, z, acc);
+      add_word(q.z, w + 2u, s, z, acc);
+      add_word(q.w, w + 3u, s, z, acc);
     }
-    for (; w < w1; ++w) add_word(qweight[w * p.n + j], w, z, sq);
-    for (uint i = 0u; i < MR; ++i) acc[i] = fma(s, sq[i], acc[i]);
+    for (; w < w1; ++w) add_word(qweight[w * p.n + j], w, s, z, acc);
   }
 }
 
@@ -161,8 +160,8 @@ void main_split() {
 }
 
 // AWQ, KS > 1: the eight columns of word column w over slice y of k (whole groups), the rows in
-// passes of AWQ_ROWS. Per group, each column's sum of a (q - z) (exact: codes.glsl), then times the
-// group's scale once. Then per row the fixed-order sum over slices, as
+// passes of AWQ_ROWS, each weight s (q - z) scaled before its products as in add_word. Then per row
+// the fixed-order sum over slices, as
 // main_split. Every invocation reaches the barriers (the row count is uniform): a word column past
 // n / 8 reads the last one and its sums are dropped.
 #define AWQ_ROWS 4u
@@ -183,25 +182,22 @@ void main_awq_split() {
         s[2u * c] = h.x, s[2u * c + 1u] = h.y;
       }
       for (uint e = 0u; e < 8u; ++e) z[e] = float(field(zw, 4u * kAwqSlot[e], 4u));
-      float sq[AWQ_ROWS][8];
-      for (uint i = 0u; i < AWQ_ROWS; ++i)
-        for (uint e = 0u; e < 8u; ++e) sq[i][e] = 0.0;
       const uint k1 = (g + 1u) * p.group_size;
       uint kk = g * p.group_size;
       for (; kk < k1; kk += 4u) {
         const uint t_end = min(4u, k1 - kk);
         uint q[4];
         for (uint t = 0u; t < 4u; ++t) q[t] = qweight[min(kk + t, k1 - 1u) * words + w];
-        for (uint t = 0u; t < t_end; ++t)
+        for (uint t = 0u; t < t_end; ++t) {
+          float d[8];
+          for (uint e = 0u; e < 8u; ++e) d[e] = s[e] * fq(field(q[t], 4u * kAwqSlot[e], 4u), z[e]);
           for (uint i = 0u; i < AWQ_ROWS; ++i) {
             if (m0 + i >= p.m) break;
             const float av = ld(a[(m0 + i) * p.k + kk + t]);
-            for (uint e = 0u; e < 8u; ++e)
-              sq[i][e] = fma(av, fq(field(q[t], 4u * kAwqSlot[e], 4u), z[e]), sq[i][e]);
+            for (uint e = 0u; e < 8u; ++e) acc[i][e] = fma(av, d[e], acc[i][e]);
           }
+        }
       }
-      for (uint i = 0u; i < AWQ_ROWS; ++i)
-        for (uint e = 0u; e < 8u; ++e) acc[i][e] = fma(s[e], sq[i][e], acc[i][e]);
     }
     for (uint i = 0u; i < AWQ_ROWS; ++i) {
       if (m0 + i >= p.m) break;  // uniform: every invocation leaves together
