@@ -161,9 +161,8 @@ void main_split() {
 
 // AWQ, KS > 1: the eight columns of word column w over slice y of k (whole groups), the rows in
 // passes of AWQ_ROWS, each weight s (q - z) scaled before its products as in add_word. Then per row
-// the fixed-order sum over slices, as
-// main_split. Every invocation reaches the barriers (the row count is uniform): a word column past
-// n / 8 reads the last one and its sums are dropped.
+// the fixed-order sum over slices, as main_split. Every invocation reaches the barriers (the row
+// count is uniform): a word column past n / 8 reads the last one and its sums are dropped.
 #define AWQ_ROWS 4u
 void main_awq_split() {
   const uint lx = gl_LocalInvocationID.x, ly = gl_LocalInvocationID.y, wc = gl_WorkGroupSize.x;
@@ -183,8 +182,7 @@ void main_awq_split() {
       }
       for (uint e = 0u; e < 8u; ++e) z[e] = float(field(zw, 4u * kAwqSlot[e], 4u));
       const uint k1 = (g + 1u) * p.group_size;
-      uint kk = g * p.group_size;
-      for (; kk < k1; kk += 4u) {
+      for (uint kk = g * p.group_size; kk < k1; kk += 4u) {
         const uint t_end = min(4u, k1 - kk);
         uint q[4];
         for (uint t = 0u; t < 4u; ++t) q[t] = qweight[min(kk + t, k1 - 1u) * words + w];
