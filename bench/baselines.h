@@ -12,7 +12,7 @@ namespace ts::bench {
 
 void register_stream_triad();
 void register_stream_read();
-// baseline/paged_read/<preset>: the read-only stream over kv_paged_decode_attention's pools, in pieces
+// baseline/paged_read/<pool>: the read-only stream over a paged decode benchmark's pools, in pieces
 // at the places a block table gives them, timed from cold caches as the ops are: --cold-iterations
 // iterations each (a flush of milliseconds comes before each read of half a millisecond). Returns
 // the names it capped so (op_benches.h).

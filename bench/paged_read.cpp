@@ -1,10 +1,13 @@
-// baseline/paged_read/<preset>: the read-only stream over a paged KV pool laid out as the
-// kv_paged_decode_attention preset of that name lays out its own: [num_blocks, num_kv_heads,
-// block_size, head_dim] keys and values of kv_dtype, a shuffled block table, so that each (block, kv
-// head) is a region of block_size rows at a place of its own. The roof of a paged decode kernel, which
-// can read no faster than this order of its bytes allows, beside the contiguous stream_read: on a
-// 2-vCPU Xeon (2026-11-27, standalone, 4 KiB regions) block-order reads ran at 0.74x the contiguous
-// read, two blocks' key and value regions at once (this benchmark's order) at 0.87x, four at 0.82x.
+// baseline/paged_read/<pool>: the read-only stream over a paged KV pool laid out as a paged decode
+// benchmark lays out its own: [num_blocks, num_kv_heads, block_size, head_dim] keys and values, a
+// shuffled block table, so that each (block, kv head) is a region of block_size rows at a place of its
+// own, as many blocks as the preset's contexts fill. The pools are those of kv_paged_decode_attention
+// (named by its preset, which names the pool's element type: llama3_8b_ctx4096_F16) and of
+// paged_decode_attention's decode presets (whose pool is of the benchmark's dtype, which the name
+// adds: llama3_8b_b8_ctx4096_F16). The roof of a paged decode kernel, which can read no faster than
+// this order of its bytes allows, beside the contiguous stream_read: on a 2-vCPU Xeon (2026-11-27,
+// standalone, 4 KiB regions) block-order reads ran at 0.74x the contiguous read, two blocks' key and
+// value regions at once (this benchmark's order) at 0.87x, four at 0.82x.
 // Nothing is computed: the bytes of each region are summed, on all cores, from memory (the caches
 // flushed before every iteration, as for the ops).
 #undef HWY_TARGET_INCLUDE
@@ -55,8 +58,11 @@ HWY_AFTER_NAMESPACE();
 #include "bench/cache_flush.h"
 #include "bench/iteration_cap.h"
 #include "bench/setup_cache.h"
+#include "core/case_list.h"
+#include "core/dtype.h"
 #include "core/error.h"
 #include "core/op.h"
+#include "core/ops/paged_params.h"
 #include "core/tensor.h"
 
 namespace ts::bench {
@@ -65,30 +71,71 @@ HWY_EXPORT(SumRegions4);
 
 namespace {
 
-constexpr const char* kOp = "kv_paged_decode_attention";
 constexpr uint32_t kWord = 5;  // every word: a region's sum is 5 x its length (mod 2^32)
 
-// The pool geometry of one preset, from its parameters (the op's description is the one place it is
-// written).
+// The pool geometry of one preset: its kv heads, the blocks its contexts fill (the ones a decode
+// reads, not the pool's spare ones), and the bytes of a (block, kv head) region.
 struct Geometry {
   int64_t heads = 0, blocks = 0, region_bytes = 0;
 };
 
-Geometry geometry_of(const std::string& preset) {
-  const Op* op = find_op(kOp);
-  check(op != nullptr, "baseline/paged_read: no op {}", kOp);
-  for (const CaseSpec& c : op->benches()) {
-    if (c.name != preset) continue;
-    const ParamMap m = op->to_map(c.params);
-    const auto num = [&](const char* k) { return std::stoll(m.at(k)); };
-    const std::string& dt = m.at("kv_dtype");
-    const int64_t elem = dt == "F16" || dt == "BF16" ? 2 : dt == "I8" || dt == "F8_E4M3" ? 1 : 0;
-    check(elem > 0, "baseline/paged_read: {} has a pool of kv_dtype {}, whose element size it does not know", preset, dt);
-    const int64_t bs = num("block_size");
-    // The blocks the context fills: the ones a decode reads (the pool's spare blocks it never does).
-    return {num("num_kv_heads"), (num("valid_kv_len") + bs - 1) / bs, bs * num("head_dim") * elem};
+// A decode op whose pools are read: its key pool tensor (whose declaration gives the pool's shape and
+// element type), whether the benchmark's dtype is added to the pool's name (the pool is of that
+// dtype), and the blocks a preset's contexts fill (0: not a decode preset).
+struct PagedOp {
+  const char* op;
+  const char* key_pool;
+  bool dtype_in_name;
+  int64_t (*blocks)(const Params& p);
+};
+
+constexpr int64_t blocks_of(int64_t len, int64_t block_size) { return (len + block_size - 1) / block_size; }
+
+constexpr PagedOp kPagedOps[] = {
+    {"kv_paged_decode_attention", "layer_k", false,
+     [](const Params& p) {
+       const auto& kv = p.as<KvPagedDecodeParams>();
+       return blocks_of(kv.valid_kv_len, kv.block_size);
+     }},
+    {"paged_decode_attention", "k_pool", true,
+     [](const Params& p) {
+       const auto& d = p.as<PagedDecodeParams>();
+       int64_t n = 0;
+       if (d.q_len == 1)
+         for (int64_t len : d.gen_lens) n += blocks_of(len, d.block_size);
+       return n;
+     }},
+};
+
+struct PagedPool {
+  std::string name;
+  Geometry g;
+};
+
+// Every pool that the decode ops' benchmarks of this run read (their presets in the run's dtypes),
+// once each, from the ops' own descriptions: the preset's parameters and the pool's declaration.
+std::vector<PagedPool> paged_pools(const Options& o) {
+  std::vector<PagedPool> out;
+  for (const PagedOp& po : kPagedOps) {
+    const Op* op = find_op(po.op);
+    check(op != nullptr, "baseline/paged_read: no op {}", po.op);
+    for (const CaseEntry& e : op_cases(*op, {.set = CaseSet::Benchmark, .dtypes = o.dtypes})) {
+      const Params& p = e.spec->params;
+      const int64_t blocks = po.blocks(p);
+      if (blocks == 0) continue;
+      const std::vector<TensorDecl> decls = op->tensors(p, e.dtype);
+      const auto pool = std::find_if(decls.begin(), decls.end(), [&](const TensorDecl& d) { return d.name == po.key_pool; });
+      check(pool != decls.end() && pool->shape.size() == 4, "baseline/paged_read: {} declares no 4-d {}", po.op,
+            po.key_pool);
+      // [num_blocks, num_kv_heads, block_size, head_dim] of its element type
+      const Geometry g{pool->shape[1], blocks, pool->shape[2] * pool->shape[3] * static_cast<int64_t>(dtype_size(pool->dtype))};
+      std::string name = e.case_name();
+      if (po.dtype_in_name) name += fmt::format("_{}", dtype_name(e.dtype));
+      if (std::none_of(out.begin(), out.end(), [&](const PagedPool& q) { return q.name == name; }))
+        out.push_back({std::move(name), g});
+    }
   }
-  fail("baseline/paged_read: {} has no bench preset {}", kOp, preset);
+  return out;
 }
 
 struct PagedSetup final : Setup {
@@ -105,9 +152,9 @@ struct PagedSetup final : Setup {
   }
 };
 
-std::unique_ptr<PagedSetup> make_setup(const std::string& preset) {
+std::unique_ptr<PagedSetup> make_setup(const Geometry& g) {
   auto s = std::make_unique<PagedSetup>();
-  s->g = geometry_of(preset);
+  s->g = g;
   check(s->g.region_bytes % 64 == 0, "baseline/paged_read: a region of {} bytes is not whole 64-byte vectors",
         s->g.region_bytes);
   check(s->g.blocks % 2 == 0, "baseline/paged_read: {} blocks do not pair up (two are read at a time)", s->g.blocks);
@@ -139,9 +186,9 @@ uint64_t read_share(const PagedSetup& s, int w, int workers) {
   return sum;
 }
 
-void paged_read(benchmark::State& state, const std::string& preset) {
-  const std::string name = "baseline/paged_read/" + preset;
-  PagedSetup* s = setup_or_skip<PagedSetup>(state, name, [&] { return make_setup(preset); });
+void paged_read(benchmark::State& state, const PagedPool& pool) {
+  const std::string name = "baseline/paged_read/" + pool.name;
+  PagedSetup* s = setup_or_skip<PagedSetup>(state, name, [&] { return make_setup(pool.g); });
   if (!s) return;
   const int workers = core_count();
   std::vector<uint64_t> sums(static_cast<size_t>(workers));
@@ -165,11 +212,9 @@ void paged_read(benchmark::State& state, const std::string& preset) {
 
 std::vector<std::string> register_paged_read(const Options& o) {
   std::vector<std::string> capped;
-  const Op* op = find_op(kOp);
-  check(op != nullptr, "baseline/paged_read: no op {}", kOp);
-  for (const CaseSpec& c : op->benches()) {  // every preset's pool: each context, each element type
-    const std::string name = "baseline/paged_read/" + c.name;
-    auto* b = benchmark::RegisterBenchmark(name.c_str(), [p = c.name](benchmark::State& st) { paged_read(st, p); })
+  for (const PagedPool& pool : paged_pools(o)) {  // every preset's pool: each context, each element type
+    const std::string name = "baseline/paged_read/" + pool.name;
+    auto* b = benchmark::RegisterBenchmark(name.c_str(), [pool](benchmark::State& st) { paged_read(st, pool); })
                   ->UseManualTime()
                   ->Unit(benchmark::kMicrosecond);
     // Capped as a small op is (bench/iteration_cap.h), and only where the filter selects it: a capped

@@ -14,11 +14,12 @@ A device backend (vulkan, opencl) is judged against its own device's roofs, meas
 its copy stream in the triad's place, its read stream, its F32 FMA peak, and CLBlast SGEMM on the
 opencl device. Each fraction is printed with the name of the roof it is of ("62.0% dev read").
 
-A paged decode over a KV pool (kv_paged_decode_attention) reads its rows in pieces at the places a block
-table gives: for each preset the filter selects that has one, baseline/paged_read/<preset> (that
-pool's bytes read in its block table's order, nothing computed) is run too, and a section after the
-table gives the benchmark as a fraction of it ("67.2% of paged read"), and that read as a fraction of
-the contiguous one: what the layout itself allows a kernel on this machine.
+A paged decode (kv_paged_decode_attention, paged_decode_attention) reads its pool's rows in pieces at
+the places a block table gives: for each benchmark the filter selects whose pool has one,
+baseline/paged_read/<pool> (that pool's bytes read in its block table's order, nothing computed) is
+run too, and a section after the table gives the benchmark as a fraction of it ("67.2% of paged
+read"), and that read as a fraction of the contiguous one: what the layout itself allows a kernel on
+this machine.
 
   ci/bench-summary.py --bench build/bench/touchstone-bench --filter 'gemm/cpu'
   ci/bench-summary.py --json results.json
@@ -75,18 +76,31 @@ def listed(bench, filt):
     return [p for p in parts if p]
 
 
-# A paged pool's own read (baseline/paged_read/<preset>), for the op whose bench presets it reads.
-PAGED_READ_OP = "kv_paged_decode_attention"
+# A paged pool's own read (baseline/paged_read/<pool>), for the decode ops whose pools it reads: a
+# kv_paged_decode_attention preset names its pool (llama3_8b_ctx4096_F16, whatever the queries' dtype);
+# a paged_decode_attention pool is of the benchmark's dtype (llama3_8b_b8_ctx4096 at F16:
+# llama3_8b_b8_ctx4096_F16).
+PAGED_READ_POOLS = {
+    "kv_paged_decode_attention": lambda preset, dtype: preset,
+    "paged_decode_attention": lambda preset, dtype: f"{preset}_{dtype}",
+}
+
+
+def paged_pool(parts):
+    """The pool of an op benchmark's (op, backend, preset, dtype) that baseline/paged_read names; None
+    for the other ops."""
+    pool = PAGED_READ_POOLS.get(parts[0])
+    return pool(parts[2], parts[3]) if pool else None
 
 
 def paged_read_filter(bench, selected):
-    """The baseline/paged_read/<preset> of each preset of PAGED_READ_OP among the `selected` op
-    benchmarks that the bench has, as a filter alternative ("" for none)."""
-    presets = {p[2] for p in selected if p[0] == PAGED_READ_OP}
+    """The baseline/paged_read/<pool> of each pool of the `selected` op benchmarks that the bench has,
+    as a filter alternative ("" for none)."""
+    pools = {paged_pool(p) for p in selected} - {None}
     proc = subprocess.run([bench, "--benchmark_filter=^baseline/paged_read/", "--benchmark_list_tests=true"],
                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     have = {short_name(line.strip()).split("/")[2] for line in proc.stdout.splitlines() if line.strip()}
-    return "|".join(f"^baseline/paged_read/{p}/" for p in sorted(presets & have))
+    return "|".join(f"^baseline/paged_read/{p}/" for p in sorted(pools & have))
 
 
 def load_average():
@@ -224,15 +238,15 @@ def print_paged_reads(runs, read_bw, out):
         if len(parts) == 3 and parts[:2] == ["baseline", "paged_read"] and not r.get("error_occurred"):
             roofs[parts[2]] = number(r, "bytes_per_second")
     rows = [(name, op_parts(name)) for name in runs]
-    rows = [(name, p) for name, p in rows if p and p[0] == PAGED_READ_OP and roofs.get(p[2])
-            and not runs[name].get("error_occurred")]
+    rows = [(name, paged_pool(p)) for name, p in rows if p and not runs[name].get("error_occurred")]
+    rows = [(name, pool) for name, pool in rows if roofs.get(pool)]
     if not rows:
         return
-    print(f"\npaged pools: {PAGED_READ_OP} against baseline/paged_read/<preset>, the read of its own pool "
-          "in its block table's order, nothing computed (the pool's codes; the kernel's bytes also count "
+    print("\npaged pools: each paged decode against baseline/paged_read/<pool>, the read of its own pool "
+          "in its block table's order, nothing computed (the pool's elements; the kernel's bytes also count "
           "its scales and queries)", file=out)
-    for name, p in rows:
-        bw, roof = number(runs[name], "bytes_per_second"), roofs[p[2]]
+    for name, pool in rows:
+        bw, roof = number(runs[name], "bytes_per_second"), roofs[pool]
         of_read = f", pool read {roof / read_bw:.2f}x of the read stream" if read_bw else ""
         print(f"  {name}: {bw / 1e9:.2f} GB/s, {100 * bw / roof:.1f}% of paged read "
               f"({roof / 1e9:.2f} GB/s{of_read})", file=out)
