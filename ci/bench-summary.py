@@ -67,10 +67,10 @@ def default_bench():
     return None
 
 
-def listed(bench, filt):
-    """The op benchmarks `filt` selects, as (op, backend, preset, dtype) (touchstone-bench lists them
-    without running)."""
-    proc = subprocess.run([bench, f"--benchmark_filter={filt}", "--benchmark_list_tests=true"],
+def listed(bench, filt, extra):
+    """The op benchmarks `filt` selects with the run's own flags `extra` (--dtypes names the dtypes
+    benchmarked), as (op, backend, preset, dtype) (touchstone-bench lists them without running)."""
+    proc = subprocess.run([bench, f"--benchmark_filter={filt}", "--benchmark_list_tests=true"] + extra,
                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     parts = (op_parts(short_name(line.strip())) for line in proc.stdout.splitlines())  # with "/manual_time"
     return [p for p in parts if p]
@@ -93,11 +93,11 @@ def paged_pool(parts):
     return pool(parts[2], parts[3]) if pool else None
 
 
-def paged_read_filter(bench, selected):
-    """The baseline/paged_read/<pool> of each pool of the `selected` op benchmarks that the bench has,
-    as a filter alternative ("" for none)."""
+def paged_read_filter(bench, selected, extra):
+    """The baseline/paged_read/<pool> of each pool of the `selected` op benchmarks that the bench has
+    with the run's flags `extra`, as a filter alternative ("" for none)."""
     pools = {paged_pool(p) for p in selected} - {None}
-    proc = subprocess.run([bench, "--benchmark_filter=^baseline/paged_read/", "--benchmark_list_tests=true"],
+    proc = subprocess.run([bench, "--benchmark_filter=^baseline/paged_read/", "--benchmark_list_tests=true"] + extra,
                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     have = {short_name(line.strip()).split("/")[2] for line in proc.stdout.splitlines() if line.strip()}
     return "|".join(f"^baseline/paged_read/{p}/" for p in sorted(pools & have))
@@ -139,11 +139,11 @@ def run_bench(args):
     if args.mpiexec:
         return run_collective_bench(args, bench)
     baselines = BASELINE_FILTER
-    selected = listed(bench, args.filter)
+    selected = listed(bench, args.filter, args.extra)
     devices = device_roof_filter({p[1] for p in selected} - {"cpu", "reference"})
     if devices:
         baselines += "|" + devices
-    paged = paged_read_filter(bench, selected)
+    paged = paged_read_filter(bench, selected, args.extra)
     if paged:
         baselines += "|" + paged
     cmd = [bench, f"--benchmark_filter=({args.filter})|{baselines}", "--benchmark_format=json",
