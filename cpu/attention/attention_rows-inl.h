@@ -231,11 +231,12 @@ void DirectRows(const KvView& kv, int64_t ua, int64_t ub, int64_t end, int64_t a
     if (rows.scaled) std::fill(rows.ks, rows.ks + rows.n, unscale), std::fill(rows.vs, rows.vs + rows.n, unscale);
     return;
   }
-  // Block by block: one table read and one division per block, then the rows of its slots a stride
-  // apart and its scales copied as they lie (a per-key step with its table read, multiplies and
-  // branches was ~11% of an I8 decode's instructions).
-  for (int64_t i = 0, pos = ua; i < count;) {
-    const int64_t b = pg.table[pos / pg.block_size], slot = pos % pg.block_size;
+  // Block by block: one table read per block (and one division per tile, not per block: the blocks
+  // after the first start at slot 0), then the rows of its slots a stride apart and its scales copied
+  // as they lie (a per-key step with its table read, multiplies and branches was ~11% of an I8
+  // decode's instructions).
+  for (int64_t i = 0, blk = ua / pg.block_size, slot = ua % pg.block_size; i < count; ++blk, slot = 0) {
+    const int64_t b = pg.table[blk];
     const int64_t len = std::min(pg.block_size - slot, count - i);
     const T* kp = k + b * pg.k_block_stride + slot * kv.ks1;
     const T* vp = v + b * pg.v_block_stride + slot * vs;
@@ -248,13 +249,13 @@ void DirectRows(const KvView& kv, int64_t ua, int64_t ub, int64_t end, int64_t a
       }
     }
     i += len;
-    pos += len;
   }
   // The next tile's scales, one line per block: read at that tile's start, before any of its rows,
   // they would otherwise each be a miss the kernel waits for.
   if (pg.k_scale || pg.v_scale) {
-    for (int64_t pos = ub; pos < std::min(end, ub + kTile); pos += pg.block_size - pos % pg.block_size) {
-      const int64_t b = pg.table[pos / pg.block_size];
+    const int64_t last = std::min(end, ub + kTile);  // positions [ub, last): blocks ub / bs .. (last - 1) / bs
+    for (int64_t blk = ub / pg.block_size; ub < last && blk * pg.block_size < last; ++blk) {
+      const int64_t b = pg.table[blk];
       if (pg.k_scale) __builtin_prefetch(pg.k_scale + b * pg.s_block_stride, 0, 2);
       if (pg.v_scale) __builtin_prefetch(pg.v_scale + b * pg.s_block_stride, 0, 2);
     }
