@@ -221,8 +221,9 @@ HWY_INLINE void QuantizeF8Row(const float* HWY_RESTRICT x, int64_t n, float scal
     //   the lowest 5 of t + 16 at zero (one add, one test).
     // - A subnormal |q| (< 2^-6) becomes a normal one: s = |q| + 2^-6 lies in [2^-6, 2^-5], where
     //   s's code is 8 + |q|'s subnormal code (units of 2^-9 on both sides), so the same add, shift and
-    //   tie test serve it, and 8 comes off its code. The add rounds |q| to units of 2^-29: a q' 16 of
-    //   them from a tie is still more than 4 units (of q, no larger) from it.
+    //   tie test serve it, and 8 comes off its code. The add rounds to units of 2^-29, half a unit at
+    //   most, and q' lies within 4 of q's own units (2^-30 or less) of q: a sum more than 15 units
+    //   from a tie comes from a q on the same side of it.
     // - NaN quotients are noted as near a boundary: the row is encoded again from the quotients,
     //   whose loop handles NaN.
     // Four vectors' codes are stored at once (StoreBytes4).
