@@ -252,9 +252,9 @@ void DirectRows(const KvView& kv, int64_t ua, int64_t ub, int64_t end, int64_t a
   }
   // The next tile's scales, one line per block: read at that tile's start, before any of its rows,
   // they would otherwise each be a miss the kernel waits for.
-  if (pg.k_scale || pg.v_scale) {
-    const int64_t last = std::min(end, ub + kTile);  // positions [ub, last): blocks ub / bs .. (last - 1) / bs
-    for (int64_t blk = ub / pg.block_size; ub < last && blk * pg.block_size < last; ++blk) {
+  const int64_t last = std::min(end, ub + kTile);  // positions [ub, last): blocks ub / bs .. (last - 1) / bs
+  if ((pg.k_scale || pg.v_scale) && ub < last) {
+    for (int64_t blk = ub / pg.block_size; blk * pg.block_size < last; ++blk) {
       const int64_t b = pg.table[blk];
       if (pg.k_scale) __builtin_prefetch(pg.k_scale + b * pg.s_block_stride, 0, 2);
       if (pg.v_scale) __builtin_prefetch(pg.v_scale + b * pg.s_block_stride, 0, 2);

@@ -240,7 +240,8 @@ HWY_INLINE void QuantizeF8Row(const float* HWY_RESTRICT x, int64_t n, float scal
         const __m512i t = _mm512_add_epi32(bits, rebias);
         near_mask |= _mm512_testn_epi32_mask(_mm512_add_epi32(t, sixteen), tie_window) |
                      _mm512_cmp_ps_mask(q, q, _CMP_UNORD_Q);
-        const __m512i mag = _mm512_mask_sub_epi32(_mm512_srli_epi32(t, 20), subnormal, _mm512_srli_epi32(t, 20), subnormal_code);
+        const __m512i code = _mm512_srli_epi32(t, 20);
+        const __m512i mag = _mm512_mask_sub_epi32(code, subnormal, code, subnormal_code);
         // mag | (q's bits >> 24 & 0x80): A | (B & C) is ternary-logic table 0xF8.
         return _mm512_ternarylogic_epi32(mag, _mm512_srli_epi32(_mm512_castps_si512(q), 24), code_sign, 0xF8);
       };
