@@ -16,17 +16,19 @@
 #endif
 
 #ifndef AWQ
-// acc[i] += a[i, kk] * s (q - z) for the PER codes q of qweight word w (kk = w * PER ..).
-inline void gptq_word(__global const st_t* a, int k, uint word, int w, float s, float z, float* acc) {
-  for (int e = 0; e < PER; e += 4) {
-    const float4 d = s * (float4)(fq((word >> (BITS * e)) & MASK, z), fq((word >> (BITS * (e + 1))) & MASK, z),
-                                  fq((word >> (BITS * (e + 2))) & MASK, z), fq((word >> (BITS * (e + 3))) & MASK, z));
+// acc[i] += a[i, kk] * s[c] (q - z[c]) for codes e + c (c < 4) of qweight word w (kk = w * PER + e + c).
+inline void gptq_codes4(__global const st_t* a, int k, uint word, int w, int e, float4 s, float4 z, float* acc) {
+  const float4 d = s * (float4)(fq((word >> (BITS * e)) & MASK, z.x), fq((word >> (BITS * (e + 1))) & MASK, z.y),
+                                fq((word >> (BITS * (e + 2))) & MASK, z.z), fq((word >> (BITS * (e + 3))) & MASK, z.w));
 #pragma unroll
-    for (int i = 0; i < GM; ++i) {
-      const float4 av = LD4(a, (size_t)i * k + w * PER + e);
-      acc[i] = fma(av.w, d.w, fma(av.z, d.z, fma(av.y, d.y, fma(av.x, d.x, acc[i]))));
-    }
+  for (int i = 0; i < GM; ++i) {
+    const float4 av = LD4(a, (size_t)i * k + w * PER + e);
+    acc[i] = fma(av.w, d.w, fma(av.z, d.z, fma(av.y, d.y, fma(av.x, d.x, acc[i]))));
   }
+}
+// The PER codes of word w, one group's scale s and zero z.
+inline void gptq_word(__global const st_t* a, int k, uint word, int w, float s, float z, float* acc) {
+  for (int e = 0; e < PER; e += 4) gptq_codes4(a, k, word, w, e, (float4)(s), (float4)(z), acc);
 }
 #endif
 
@@ -40,7 +42,35 @@ void gemm_packed(__global const st_t* a, __global const int* qweight, __global c
   const int j = min((int)get_global_id(0), n - 1);
   float acc[GM];
   for (int i = 0; i < GM; ++i) acc[i] = 0.0f;
-#ifdef ACT
+#if defined(ACT) && defined(ACT_GROUPS)
+  // Act-order visits the groups in a random order of k: every group's scale and zero for the group's
+  // WC columns staged in local memory once (-DACT_GROUPS = k / group_size, where they fit), then
+  // slices of whole qweight words, each word loaded once (four before any is used) and each code's
+  // scale and zero looked up by its own g_idx.
+  __local float act_s[ACT_GROUPS * WC], act_z[ACT_GROUPS * WC];
+  for (int e = ly * WC + lx; e < ACT_GROUPS * WC; e += WC * KS) {
+    const int g = e / WC, jj = min((int)get_group_id(0) * WC + e % WC, n - 1);
+    act_s[e] = vload_half((size_t)g * n + jj, scales);
+    act_z[e] = (float)PACKED_ZERO(qzeros, g, n, jj);
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  const int words = k / PER, per_slice = (words + KS - 1) / KS;
+  const int w0 = min(ly * per_slice, words), w1 = min(w0 + per_slice, words);
+  for (int w = w0; w < w1; w += 4) {
+    uint q[4];
+    for (int t = 0; t < 4; ++t) q[t] = (uint)qweight[(size_t)min(w + t, w1 - 1) * n + j];
+    for (int t = 0; t < min(4, w1 - w); ++t)
+      for (int e = 0; e < PER; e += 4) {
+        float sv[4], zv[4];
+        for (int c = 0; c < 4; ++c) {
+          const int at = g_idx[(w + t) * PER + e + c] * WC + lx;
+          sv[c] = act_s[at];
+          zv[c] = act_z[at];
+        }
+        gptq_codes4(a, k, q[t], w + t, e, vload4(0, sv), vload4(0, zv), acc);
+      }
+  }
+#elif defined(ACT)
   for (int kk = ly; kk < k; kk += KS) {
     const float w = packed_weight(qweight, scales, qzeros, g_idx, n, group_size, kk, j);
 #pragma unroll

@@ -112,7 +112,7 @@ void plan_gemm_quant_fused(Planner& pl) {
 
 // GPTQ and AWQ: for m <= 8 a work-group per block of output columns, its work-items splitting k (the
 // weight streamed once); above, the tiled GEMM with the weight slab decoded into local memory.
-void dispatch_packed(Planner& pl, bool awq, int64_t m, int64_t n, int64_t k, int64_t group_size,
+void dispatch_packed(Planner& pl, bool awq, bool act_order, int64_t m, int64_t n, int64_t k, int64_t group_size,
                      const std::string& defines, cl_mem g_idx) {
   if (m > 8) {
     dispatch_gemm_tiled(pl, gemm_tile(pl.limits()), "gptq_gemm.cl", defines, pl.buf("a"), pl.buf("qweight"),
@@ -136,7 +136,12 @@ void dispatch_packed(Planner& pl, bool awq, int64_t m, int64_t n, int64_t k, int
   }
   // GPUs: 32 columns x 8 slices of k per work-group.
   const size_t wc = pl.limits().cpu ? pl.reduction_group(n, 16) : 32, ks = pl.limits().cpu ? 1 : 8;
-  pl.dispatch(pl.kernel("gptq.cl", "gemm_packed", fmt::format("{} -DWC={} -DKS={}", gm, wc, ks)),
+  // Act-order: every group's scale and zero for the work-group's columns in local memory (two floats
+  // each) beside the row sums, where they fit; else the per-k walk.
+  const size_t groups = static_cast<size_t>(k / group_size);
+  const bool stage = act_order && (groups * wc * 2 + static_cast<size_t>(m) * ks * wc) * 4 <= pl.limits().local_mem;
+  const std::string act = stage ? fmt::format(" -DACT_GROUPS={}", groups) : "";
+  pl.dispatch(pl.kernel("gptq.cl", "gemm_packed", fmt::format("{} -DWC={} -DKS={}{}", gm, wc, ks, act)),
               {static_cast<size_t>(n), ks}, {wc, ks}, pl.buf("a"), pl.buf("qweight"), pl.buf("scales"),
               pl.buf("qzeros"), g_idx, pl.buf("out"), n, k, group_size);
 }
@@ -144,13 +149,14 @@ void dispatch_packed(Planner& pl, bool awq, int64_t m, int64_t n, int64_t k, int
 void plan_gemm_gptq(Planner& pl) {
   const auto& p = pl.params<GptqParams>();
   // Without act-order the kernel never reads g_idx: any buffer stands in.
-  dispatch_packed(pl, false, p.m, p.n, p.k, p.group_size, fmt::format("-DBITS={}{}", p.bits, p.desc_act ? " -DACT" : ""),
+  dispatch_packed(pl, false, p.desc_act, p.m, p.n, p.k, p.group_size,
+                  fmt::format("-DBITS={}{}", p.bits, p.desc_act ? " -DACT" : ""),
                   pl.buf(p.desc_act ? "g_idx" : "qzeros"));
 }
 
 void plan_gemm_awq(Planner& pl) {
   const auto& p = pl.params<AwqParams>();
-  dispatch_packed(pl, true, p.m, p.n, p.k, p.group_size, "-DBITS=4 -DAWQ", pl.buf("qzeros"));
+  dispatch_packed(pl, true, false, p.m, p.n, p.k, p.group_size, "-DBITS=4 -DAWQ", pl.buf("qzeros"));
 }
 
 }  // namespace

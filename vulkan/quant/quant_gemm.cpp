@@ -34,6 +34,17 @@ constexpr uint32_t kGptqSplitCols = 32, kGptqSplitSlices = 8;
 // a 4096-column decode; a slice of k = 4096 is one group of 128 k rows, a word a row. Shaped on
 // lavapipe: no GPU has measured it yet.
 constexpr uint32_t kAwqSplitWords = 8, kAwqSplitSlices = 32;
+// gptq.comp's `red`, the row sums of a work group, in bytes: the act-order table's shared memory comes
+// on top of it.
+constexpr uint64_t kGptqRedBytes = 8 * 256 * 4;
+
+// Entries of the act-order decode's staged scale / zero table (gptq.comp, ACT_STAGE): every group for
+// the work group's columns, 4 bytes each, where the device's shared memory holds them beside `red`;
+// 1 (the per-k walk) where it does not.
+uint32_t act_stage_entries(const Target& tg, int64_t k, int64_t group_size, uint32_t cols) {
+  const uint64_t entries = static_cast<uint64_t>(k / group_size) * cols;
+  return kGptqRedBytes + 4 * entries <= tg.max_shared ? static_cast<uint32_t>(entries) : 1u;
+}
 
 // The shaders number the kinds as QuantKind does: both expand core/kinds.inc (shaders/kinds.glsl).
 uint32_t kind_spec(QuantKind k) { return static_cast<uint32_t>(k); }
@@ -130,7 +141,8 @@ Dispatch plan_packed(const Target& tg, bool awq, int64_t bits, bool act_order, i
     return d;
   }
   const uint32_t cols = decode ? kGptqSplitCols : kGptqWg;
-  d.spec = {cols, awq ? 1u : 0u, static_cast<uint32_t>(bits), act_order ? 1u : 0u, decode ? kGptqSplitSlices : 1u};
+  const uint32_t stage = decode && act_order ? act_stage_entries(tg, k, group_size, cols) : 1u;
+  d.spec = {cols, awq ? 1u : 0u, static_cast<uint32_t>(bits), act_order ? 1u : 0u, decode ? kGptqSplitSlices : 1u, stage};
   d.groups = {ceil_div(n, cols), decode ? 1u : groups_for(m, kGptqRows, tg.max_groups[1]), 1};
   return d;
 }

@@ -16,8 +16,12 @@
 //   neighbouring columns into one word) instead of one column, so every qweight word is loaded once,
 //   four k rows' words before any is used, for its eight columns (the per-column walk loads each word
 //   eight times, once per column, one at a time).
+//   Act-order GPTQ with KS > 1: every group's scale and zero for the work group's columns staged in
+//   shared memory once (ACT_STAGE entries), then the word walk, each code's g = g_idx[k] looked up
+//   there (the per-k walk reloads a scale and a zero from global memory at nearly every k, since
+//   act-order visits the groups in a random order).
 // Specialization constants: 0 the work-group width (columns; AWQ decode: word columns), 1 AWQ (else
-// GPTQ), 2 bits, 3 act-order, 4 KS.
+// GPTQ), 2 bits, 3 act-order, 4 KS, 5 ACT_STAGE (groups x columns, or 1: not staged).
 #include "dtype.glsl"
 
 #define MR 8u
@@ -26,6 +30,7 @@ layout(local_size_x = 64, local_size_x_id = 0, local_size_y = 1, local_size_y_id
 layout(constant_id = 1) const bool AWQ = false;
 layout(constant_id = 2) const uint BITS = 4;
 layout(constant_id = 3) const bool ACT_ORDER = false;
+layout(constant_id = 5) const uint ACT_STAGE = 1u;
 
 BUF_IN(0, a)
 layout(std430, binding = 1) readonly buffer Buf1 { uint qweight[]; };
@@ -54,16 +59,19 @@ uint weight_code(uint kk, uint j) {
 }
 
 // GPTQ stores its zeros minus one.
-float zero_of(uint g, uint j) {
-  if (AWQ) return float(field(qzeros[g * (p.n / 8u) + j / 8u], 4u * kAwqSlot[j % 8u], 4u));
+uint zero_code(uint g, uint j) {
+  if (AWQ) return field(qzeros[g * (p.n / 8u) + j / 8u], 4u * kAwqSlot[j % 8u], 4u);
   const uint per = 32u / BITS;
-  return float(field(qzeros[g * (p.n / per) + j / per], BITS * (j % per), BITS) + 1u);
+  return field(qzeros[g * (p.n / per) + j / per], BITS * (j % per), BITS) + 1u;
 }
+float zero_of(uint g, uint j) { return float(zero_code(g, j)); }
 
-float scale_of(uint g, uint j) {
+// The F16 bits of scale[g, j].
+uint scale_bits(uint g, uint j) {
   const uint e = g * p.n + j;
-  return unpackHalf2x16(scales[e >> 1] >> ((e & 1u) * 16u)).x;
+  return (scales[e >> 1] >> ((e & 1u) * 16u)) & 0xffffu;
 }
+float scale_of(uint g, uint j) { return unpackHalf2x16(scale_bits(g, j)).x; }
 
 // acc[i] += a[m0 + i, kk] * W[kk, j] for kk in [k0, k1): the walk both layouts share.
 void accumulate(uint m0, uint j, uint k0, uint k1, inout float acc[MR]) {
@@ -89,17 +97,18 @@ void accumulate(uint m0, uint j, uint k0, uint k1, inout float acc[MR]) {
 // scale then makes the column NaN where some q == z, where a group's scaled sum would give +-Inf
 // (docs/catalog.md, "Special values"). The activations four at a time: one load a row for four
 // codes, where one a code left the loop bound by its loads.
-void add_word(uint word, uint w, float s, float z, inout float acc[MR]) {
-  const uint per = 32u / BITS;
-  for (uint e = 0u; e < per; e += 4u) {
-    vec4 d;
-    for (uint c = 0u; c < 4u; ++c) d[c] = s * fq(field(word, BITS * (e + c), BITS), z);
-    for (uint i = 0u; i < MR; ++i) {
-      if (i >= p.m) break;
-      const vec4 av = x4(i * p.k + w * per + e);
-      acc[i] = fma(av.w, d.w, fma(av.z, d.z, fma(av.y, d.y, fma(av.x, d.x, acc[i]))));
-    }
+// add_codes4: codes e .. e + 3 of the word, code c scaled by s[c] with zero z[c].
+void add_codes4(uint word, uint w, uint e, vec4 s, vec4 z, inout float acc[MR]) {
+  vec4 d;
+  for (uint c = 0u; c < 4u; ++c) d[c] = s[c] * fq(field(word, BITS * (e + c), BITS), z[c]);
+  for (uint i = 0u; i < MR; ++i) {
+    if (i >= p.m) break;
+    const vec4 av = x4(i * p.k + w * (32u / BITS) + e);
+    acc[i] = fma(av.w, d.w, fma(av.z, d.z, fma(av.y, d.y, fma(av.x, d.x, acc[i]))));
   }
+}
+void add_word(uint word, uint w, float s, float z, inout float acc[MR]) {
+  for (uint e = 0u; e < 32u / BITS; e += 4u) add_codes4(word, w, e, vec4(s), vec4(z), acc);
 }
 
 // GPTQ without act-order, groups of whole qweight words, k0 and k1 on group boundaries: each
@@ -128,6 +137,44 @@ void accumulate_words(uint j, uint k0, uint k1, inout float acc[MR]) {
 // One row's sums of the work group: one a invocation (at most kMaxWorkGroup, 256), eight an
 // invocation in main_awq_split.
 shared float red[8u * 256u];
+// Act-order decode: entry g * width + x holds scale[g, column x]'s F16 bits and, above them, the
+// column's zero (at most 2^8 with GPTQ's + 1).
+shared uint act_sz[ACT_STAGE];
+
+// Every group's entries for the work group's columns (col0 ..; past n: column n - 1), by all
+// invocations, then a barrier: every invocation calls it.
+void stage_act(uint col0) {
+  const uint wc = gl_WorkGroupSize.x, entries = (p.k / p.group_size) * wc;
+  for (uint e = gl_LocalInvocationIndex; e < entries; e += wc * KS) {
+    const uint g = e / wc, j = min(col0 + e % wc, p.n - 1u);
+    act_sz[e] = scale_bits(g, j) | (zero_code(g, j) << 16);
+  }
+  barrier();
+}
+
+// Act-order, whole qweight words [k0, k1) of column j (staged by stage_act, x = j's place in the
+// work group): each word read once, four loaded before any is used, each code's scale and zero
+// those of its own group g_idx[k].
+void accumulate_act_words(uint j, uint x, uint k0, uint k1, inout float acc[MR]) {
+  const uint per = 32u / BITS, wc = gl_WorkGroupSize.x, w1 = k1 / per;
+  uint w = k0 / per;
+  for (; w < w1; w += 4u) {
+    uint q[4];
+    for (uint t = 0u; t < 4u; ++t) q[t] = qweight[min(w + t, w1 - 1u) * p.n + j];
+    for (uint t = 0u; t < 4u; ++t) {
+      if (w + t >= w1) break;
+      for (uint e = 0u; e < per; e += 4u) {
+        vec4 s, z;
+        for (uint c = 0u; c < 4u; ++c) {
+          const uint sz = act_sz[g_idx[(w + t) * per + e + c] * wc + x];
+          s[c] = unpackHalf2x16(sz & 0xffffu).x;
+          z[c] = float(sz >> 16);
+        }
+        add_codes4(q[t], w + t, e, s, z, acc);
+      }
+    }
+  }
+}
 
 // KS > 1: slice y of k, then per row the fixed-order sum over slices. Every invocation reaches the
 // barriers (the row count is uniform): a column past n reads column n - 1 and its sums are dropped.
@@ -141,11 +188,16 @@ void main_split() {
   float acc[MR];
   for (uint i = 0u; i < MR; ++i) acc[i] = 0.0;
   // The word walk needs groups of whole qweight words; a group that ends inside a word (a checkpoint
-  // may have one) takes the per-k walk.
-  if (AWQ || ACT_ORDER || p.group_size % (32u / BITS) != 0u)
+  // may have one) takes the per-k walk. Act-order walks words whatever its groups: staged, each code
+  // finds its own group's scale and zero.
+  if (ACT_ORDER && ACT_STAGE > 1u) {
+    stage_act(gl_WorkGroupID.x * wc);
+    accumulate_act_words(j, lx, k0, k1, acc);
+  } else if (AWQ || ACT_ORDER || p.group_size % (32u / BITS) != 0u) {
     accumulate(0u, j, k0, k1, acc);
-  else
+  } else {
     accumulate_words(j, k0, k1, acc);
+  }
   for (uint i = 0u; i < MR; ++i) {
     if (i >= p.m) break;
     red[ly * wc + lx] = acc[i];
