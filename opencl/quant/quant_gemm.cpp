@@ -137,9 +137,14 @@ void dispatch_packed(Planner& pl, bool awq, bool act_order, int64_t m, int64_t n
   // GPUs: 32 columns x 8 slices of k per work-group.
   const size_t wc = pl.limits().cpu ? pl.reduction_group(n, 16) : 32, ks = pl.limits().cpu ? 1 : 8;
   // Act-order: every group's scale and zero for the work-group's columns in local memory (two floats
-  // each) beside the row sums, where they fit; else the per-k walk.
+  // each) beside the row sums, where they fit; else the per-k walk, which TOUCHSTONE_OPENCL_GPTQ_STAGE=0
+  // forces (tests: the walk a device with less local memory takes).
   const size_t groups = static_cast<size_t>(k / group_size);
-  const bool stage = act_order && (groups * wc * 2 + static_cast<size_t>(m) * ks * wc) * 4 <= pl.limits().local_mem;
+  bool stage = act_order && (groups * wc * 2 + static_cast<size_t>(m) * ks * wc) * 4 <= pl.limits().local_mem;
+  if (const char* env = std::getenv("TOUCHSTONE_OPENCL_GPTQ_STAGE")) {
+    check(std::string(env) == "0" || std::string(env) == "1", "TOUCHSTONE_OPENCL_GPTQ_STAGE={}: want 0 or 1", env);
+    stage = stage && std::string(env) == "1";
+  }
   const std::string act = stage ? fmt::format(" -DACT_GROUPS={}", groups) : "";
   pl.dispatch(pl.kernel("gptq.cl", "gemm_packed", fmt::format("{} -DWC={} -DKS={}{}", gm, wc, ks, act)),
               {static_cast<size_t>(n), ks}, {wc, ks}, pl.buf("a"), pl.buf("qweight"), pl.buf("scales"),
