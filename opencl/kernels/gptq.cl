@@ -61,9 +61,11 @@ void gemm_packed(__global const st_t* a, __global const int* qweight, __global c
     for (int t = 0; t < 4; ++t) q[t] = (uint)qweight[(size_t)min(w + t, w1 - 1) * n + j];
     for (int t = 0; t < min(4, w1 - w); ++t)
       for (int e = 0; e < PER; e += 4) {
+        int g[4];
+        vstore4(vload4(0, g_idx + (w + t) * PER + e), 0, g);  // four groups a load
         float sv[4], zv[4];
         for (int c = 0; c < 4; ++c) {
-          const int at = g_idx[(w + t) * PER + e + c] * WC + lx;
+          const int at = g[c] * WC + lx;
           sv[c] = act_s[at];
           zv[c] = act_z[at];
         }

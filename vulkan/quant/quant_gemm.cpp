@@ -126,13 +126,15 @@ std::optional<Tolerance> int8_route_tolerance(const Problem& pr, const TensorMap
   return int8_tolerance(*ratio, "32", pr.dtype);
 }
 
-// GPTQ and AWQ share gptq.comp; binding 5 (g_idx) is bound to qzeros when there is no act-order,
-// binding 6 is the activations again (read as vec4s by the F32 variant).
+// GPTQ and AWQ share gptq.comp; bindings 5 and 7 (g_idx, and g_idx again read as uvec4s) are bound
+// to qzeros when there is no act-order, binding 6 is the activations again (read as vec4s by the F32
+// variant).
 Dispatch plan_packed(const Target& tg, bool awq, int64_t bits, bool act_order, int64_t m, int64_t n, int64_t k,
                      int64_t group_size) {
   Dispatch d;
   d.shader = tg.variant(Kernel::gemm_gptq);
-  d.bindings = {"a", "qweight", "qzeros", "scales", "out", act_order ? "g_idx" : "qzeros", "a"};
+  const char* g_idx = act_order ? "g_idx" : "qzeros";
+  d.bindings = {"a", "qweight", "qzeros", "scales", "out", g_idx, "a", g_idx};
   d.push = Push().u(m).u(n).u(k).u(group_size).words();
   const bool decode = m <= kGptqRows;  // decode: k split across the work group's rows of invocations
   if (decode && awq) {  // x: word columns, eight columns each

@@ -38,6 +38,7 @@ layout(std430, binding = 2) readonly buffer Buf2 { uint qzeros[]; };
 layout(std430, binding = 3) readonly buffer Buf3 { uint scales[]; };  // F16 [G, n], two per word
 BUF_OUT(4, o)
 layout(std430, binding = 5) readonly buffer Buf5 { uint g_idx[]; };   // act-order only
+layout(std430, binding = 7) readonly buffer Buf7 { uvec4 g_idx4[]; };  // the same, four a load
 #ifdef DT_F32
 // The activations again, 16 bytes at a time: a qweight word's codes run over 32 / BITS (8 or 4)
 // consecutive k from a multiple of them.
@@ -164,9 +165,10 @@ void accumulate_act_words(uint j, uint x, uint k0, uint k1, inout float acc[MR])
     for (uint t = 0u; t < 4u; ++t) {
       if (w + t >= w1) break;
       for (uint e = 0u; e < per; e += 4u) {
+        const uvec4 g = g_idx4[((w + t) * per + e) / 4u];  // codes e .. e + 3 start on a multiple of 4
         vec4 s, z;
         for (uint c = 0u; c < 4u; ++c) {
-          const uint sz = act_sz[g_idx[(w + t) * per + e + c] * wc + x];
+          const uint sz = act_sz[g[c] * wc + x];
           s[c] = unpackHalf2x16(sz & 0xffffu).x;
           z[c] = float(sz >> 16);
         }
