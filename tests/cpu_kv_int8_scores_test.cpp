@@ -109,6 +109,58 @@ TEST(CpuKvInt8Scores, ShapesOffTheKernelsStepsPass) {
   }
 }
 
+// The kernel's scores, bit for bit: factor[r] x key scale x the exact int32 dot, for every row count
+// (1 to 4: fewer repeat a row and store only theirs), key counts around its steps of four (a short last
+// step repeats its last key), head sizes in one, two and more column steps with and without a partial
+// last step, and codes at both ends of the byte (a pool may hold -128).
+TEST(CpuKvInt8Scores, TheKernelsScoresAreTheExactDotsScaled) {
+  if (!cpu::int8_scores_available()) GTEST_SKIP() << "no AVX-512 VNNI here: the exact route runs";
+  Rng rng(11);
+  for (int64_t dk : {16, 64, 100, 128, 160, 256, 264}) {
+    const int64_t padded = (dk + cpu::kInt8ScoreStep - 1) / cpu::kInt8ScoreStep * cpu::kInt8ScoreStep;
+    for (int rows = 1; rows <= 4; ++rows)
+      for (int64_t n : {1, 2, 3, 4, 5, 7, 8, 9, 13}) {
+        SCOPED_TRACE(fmt::format("dk={} rows={} keys={}", dk, rows, n));
+        std::vector<std::vector<int8_t>> qc(4, std::vector<int8_t>(static_cast<size_t>(padded), 0));
+        cpu::Int8QueryGroup g;
+        g.rows = rows;
+        for (int r = 0; r < 4; ++r) {
+          int32_t sum = 0;
+          for (int64_t i = 0; i < dk; ++i) {
+            const auto c = static_cast<int8_t>(static_cast<int64_t>(rng.below(255)) - 127);  // -127 .. 127
+            qc[static_cast<size_t>(r)][static_cast<size_t>(i)] = c;
+            sum += c;
+          }
+          g.codes[r] = qc[static_cast<size_t>(r)].data();
+          g.bias[r] = 128 * sum;
+          g.factor[r] = 0.01f * static_cast<float>(r + 1) + 1e-3f * static_cast<float>(rng.below(100));
+        }
+        std::vector<std::vector<int8_t>> keys(static_cast<size_t>(n), std::vector<int8_t>(static_cast<size_t>(dk)));
+        std::vector<const int8_t*> krow;
+        std::vector<float> ks;
+        for (auto& k : keys) {
+          for (auto& c : k) c = static_cast<int8_t>(static_cast<int64_t>(rng.below(256)) - 128);  // -128 .. 127
+          k[0] = -128;
+          krow.push_back(k.data());
+          ks.push_back(0.5f + 1e-3f * static_cast<float>(rng.below(1000)));
+        }
+        const int64_t ld = 16;
+        std::vector<float> s(static_cast<size_t>(4 * ld), -7.0f);  // -7: not written
+        cpu::score_int8_keys(g, krow.data(), ks.data(), n, dk, s.data(), ld, cpu::Int8KeyPrefetch{});
+        for (int r = 0; r < 4; ++r)
+          for (int64_t j = 0; j < ld; ++j) {
+            float want = -7.0f;
+            if (r < rows && j < n) {
+              int32_t dot = 0;
+              for (int64_t i = 0; i < dk; ++i) dot += qc[static_cast<size_t>(r)][static_cast<size_t>(i)] * keys[static_cast<size_t>(j)][static_cast<size_t>(i)];
+              want = static_cast<float>(dot) * g.factor[r] * ks[static_cast<size_t>(j)];
+            }
+            EXPECT_EQ(s[static_cast<size_t>(r * ld + j)], want) << "row " << r << " key " << j;
+          }
+      }
+  }
+}
+
 // Every value scale 1 + eps too large in what the backend is given (the expectation keeps the
 // original pool): the output is then (1 + eps) x its own, an NMSE of eps^2 from that alone. With
 // eps^2 four times the bound the case fails; the bound does not move (it scales with |v|^2 as the
