@@ -5,8 +5,9 @@
 // once (s (q - z), q - z exact: codes.h; scaled before its products, as the reference: an infinite
 // scale makes a column NaN where some q == z, where a group's scaled sum would give +-Inf) and used for
 // all GM rows of a. GPTQ groups of whole qweight words load each word once for its 32 / BITS codes and
-// the activations four at a time. GPUs: 32 x 8; CPU drivers: KS 1 (no reduction). AWQ on GPUs:
-// gemm_awq_words below.
+// the activations four at a time. Act-order (its groups in a random order of k) stages every group's
+// scale and zero for the group's columns in local memory where they fit (-DACT_GROUPS), then walks whole
+// words. GPUs: 32 x 8; CPU drivers: KS 1 (no reduction). AWQ on GPUs: gemm_awq_words below.
 //   -DGM (= m, at most 8) -DWC -DKS and the options of packed.h
 #include "codes.h"
 #include "packed.h"
