@@ -7,7 +7,7 @@
 // within +-127. So the key codes are read biased by 128 (an xor of the sign bit: k + 128 in 0..255)
 // and the queries are the signed operand: sum (k + 128) q = k.q + 128 sum q, and the row's
 // 128 sum q (Int8QueryGroup::bias) comes off once per score. Every lane stays far inside int32
-// (head_dim / 16 steps of 4 products below 2^15 each).
+// (head_dim / 8 products a lane, each below 2^15 in magnitude).
 #include <algorithm>
 
 #include "core/error.h"
