@@ -205,5 +205,37 @@ TEST(CpuKvInt8Scores, ShortContextsAndNonFiniteQueriesKeepTheExactRoute) {
   }
 }
 
+// A non-finite key or value scale anywhere the decode reads, in a full block or in the last, partial
+// one, keeps the exact route: the route's bound is over finite rows. A NaN scale (what kv_append_paged
+// stores for a row with a NaN or an Inf) is judged too: its keys' rows come out NaN, as the
+// reference's.
+TEST(CpuKvInt8Scores, NonFiniteScalesKeepTheExactRoute) {
+  const Case base = kv_case("I8_gqa4_hd128_bs16_len33");
+  ASSERT_TRUE(backend("cpu").tolerance(base, "output", base.tensors).has_value());
+  struct Where {
+    const char* scales;
+    int64_t key;
+    float value;
+  };
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  for (const Where w : {Where{"layer_k_scales", 5, inf}, Where{"layer_v_scales", 20, nan}, Where{"layer_k_scales", 32, nan},
+                        Where{"layer_v_scales", 32, -inf}}) {
+    SCOPED_TRACE(fmt::format("{} of key {}", w.scales, w.key));
+    Case c = kv_case("I8_gqa4_hd128_bs16_len33");
+    const auto& p = c.params.as<KvPagedDecodeParams>();
+    const uint32_t* table = c.tensors.at("block_table").as<uint32_t>();
+    const int64_t at = (static_cast<int64_t>(table[w.key / p.block_size]) * p.num_kv_heads + p.num_kv_heads - 1) * p.block_size +
+                       w.key % p.block_size;
+    c.tensors.at(w.scales).as<float>()[at] = w.value;
+    c.expected.clear();
+    fill_expected(c);
+    EXPECT_FALSE(backend("cpu").tolerance(c, "output", c.tensors).has_value());
+    if (std::isnan(w.value)) {
+      const Verdict v = judged(c);
+      EXPECT_TRUE(v.pass) << v.describe(true);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ts
