@@ -130,17 +130,18 @@ TS_VNNI void ScoreKeys(const Int8QueryGroup& q, const int8_t* const* krow, const
       // Masked-off bytes load as 0 and bias to 128; the query's padding is 0, so they add nothing.
       __m512i x[4];
       for (int i = 0; i < 4; ++i) x[i] = _mm512_xor_si512(_mm512_maskz_loadu_epi8(mask, k[i] + at), flip);
-      for (int p = 0; p < 2; ++p)
-        for (int h = 0; h < 2; ++h) {
-          // [key 2p's half h | key 2p+1's half h]
-          const __m512i pair = _mm512_shuffle_i64x2(x[2 * p], x[2 * p + 1], h ? _MM_SHUFFLE(3, 2, 3, 2) : _MM_SHUFFLE(1, 0, 1, 0));
+      for (int p = 0; p < 2; ++p) {
+        // [key 2p's half h | key 2p+1's half h] for h = 0, 1 (the shuffle's selector is an immediate)
+        const __m512i pair[2] = {_mm512_shuffle_i64x2(x[2 * p], x[2 * p + 1], _MM_SHUFFLE(1, 0, 1, 0)),
+                                 _mm512_shuffle_i64x2(x[2 * p], x[2 * p + 1], _MM_SHUFFLE(3, 2, 3, 2))};
+        for (int h = 0; h < 2; ++h)
           for (int r = 0; r < 4; ++r) {
             __m512i qr;
             if constexpr (kSteps > 0) qr = qv[r][c][h];
             else qr = query_half(r, c, h);
-            acc[2 * r + p] = _mm512_dpbusd_epi32(acc[2 * r + p], pair, qr);
+            acc[2 * r + p] = _mm512_dpbusd_epi32(acc[2 * r + p], pair[h], qr);
           }
-        }
+      }
     }
     const __mmask8 keys = static_cast<__mmask8>((1u << m) - 1);
     __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(SumPairs(acc), bias)), factor);
