@@ -66,29 +66,22 @@ TS_VNNI inline __m512i SumPairs(const __m512i* acc) {
   return _mm512_permutexvar_epi32(order, t);
 }
 
-// The rows of key j + offset, while below the limit: a prefetch per cache line, with no loop for
-// rows of one or two lines (head_dim <= 128), where prefetch_l2's loop was a quarter of the step.
-struct Asker {
-  const int8_t* const* k;
-  const int8_t* const* v;
-  int64_t offset, limit;
-  size_t kbytes, vbytes;
-  bool values, on;
-  explicit Asker(const Int8KeyPrefetch& pf)
-      : k(pf.k), v(pf.v), offset(pf.offset), limit(pf.limit), kbytes(pf.kbytes), vbytes(pf.vbytes), values(pf.values),
-        on(pf.offset >= 0) {}
-  TS_VNNI static void row(const int8_t* p, size_t bytes) {
-    if (bytes > 128) return prefetch_l2(p, bytes);
-    _mm_prefetch(reinterpret_cast<const char*>(p), _MM_HINT_T1);
-    if (bytes > 64) _mm_prefetch(reinterpret_cast<const char*>(p) + 64, _MM_HINT_T1);
-  }
-  TS_VNNI void operator()(int64_t j) const {
-    const int64_t i = j + offset;
-    if (!on || i >= limit) return;
-    row(k[i], kbytes);
-    if (values) row(v[i], vbytes);
-  }
-};
+// One row's cache lines into L2: one or two prefetches with no loop for rows of up to 128 bytes
+// (head_dim <= 128), where prefetch_l2's loop was a quarter of a key step's instructions.
+TS_VNNI inline void AskRow(const int8_t* p, size_t bytes) {
+  if (bytes > 128) return prefetch_l2(p, bytes);
+  _mm_prefetch(reinterpret_cast<const char*>(p), _MM_HINT_T1);
+  if (bytes > 64) _mm_prefetch(reinterpret_cast<const char*>(p) + 64, _MM_HINT_T1);
+}
+
+// The rows of key j + offset, while below the limit. pf is the kernel's own copy (by value), so its
+// fields stay in registers across the score stores.
+TS_VNNI inline void Ask(const Int8KeyPrefetch& pf, int64_t j) {
+  const int64_t i = j + pf.offset;
+  if (pf.offset < 0 || i >= pf.limit) return;
+  AskRow(pf.k[i], pf.kbytes);
+  if (pf.values) AskRow(pf.v[i], pf.vbytes);
+}
 
 // Four keys a step for the group's four rows, two keys a vector (SumPairs): 8 accumulators, and per
 // 64-byte column step each key's codes loaded and biased once, then split into halves paired with the
@@ -109,7 +102,7 @@ TS_VNNI void ScoreKeys(const Int8QueryGroup& q, const int8_t* const* krow, const
                                        q.factor[1], q.factor[1], q.factor[2], q.factor[2], q.factor[2], q.factor[2],
                                        q.factor[3], q.factor[3], q.factor[3], q.factor[3]);
   const int rows = q.rows;
-  const Asker ask(prefetch);
+  const Int8KeyPrefetch pf = prefetch;
   // Row r's codes [64 c + 32 h, + 32) in both halves of a vector.
   auto query_half = [&](int r, int64_t c, int h) TS_VNNI {
     return _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(q.codes[r] + c * kInt8ScoreStep + 32 * h)));
@@ -153,12 +146,12 @@ TS_VNNI void ScoreKeys(const Int8QueryGroup& q, const int8_t* const* krow, const
   };
   int64_t j = 0;
   for (; j + 4 <= n; j += 4) {
-    for (int64_t i = 0; i < 4; ++i) ask(j + i);
+    for (int64_t i = 0; i < 4; ++i) Ask(pf, j + i);
     step(j, krow + j, 4);
   }
   if (j < n) {
     const int64_t m = n - j;
-    for (int64_t i = 0; i < m; ++i) ask(j + i);
+    for (int64_t i = 0; i < m; ++i) Ask(pf, j + i);
     const int8_t* k[4];
     for (int64_t i = 0; i < 4; ++i) k[i] = krow[j + std::min(i, m - 1)];
     step(j, k, m);

@@ -98,7 +98,8 @@ void accumulate(uint m0, uint j, uint k0, uint k1, inout float acc[MR]) {
 // scale then makes the column NaN where some q == z, where a group's scaled sum would give +-Inf
 // (docs/catalog.md, "Special values"). The activations four at a time: one load a row for four
 // codes, where one a code left the loop bound by its loads.
-// add_codes4: codes e .. e + 3 of the word, code c scaled by s[c] with zero z[c].
+// add_codes4 takes codes e .. e + 3 of the word, code c with scale s[c] and zero z[c] (the act-order
+// walk's, one group a code); add_word all of them with one group's.
 void add_codes4(uint word, uint w, uint e, vec4 s, vec4 z, inout float acc[MR]) {
   vec4 d;
   for (uint c = 0u; c < 4u; ++c) d[c] = s[c] * fq(field(word, BITS * (e + c), BITS), z[c]);
