@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "conformance/check.h"
+#include "core/ops/paged_params.h"
 #include "tests/available_backend.h"
 
 namespace ts {
@@ -90,6 +91,62 @@ TEST_P(FamilySpecialValues, GptqAwqInfiniteScale) {
       const Verdict v = check_case(*b, c, false);
       EXPECT_TRUE(v.pass) << GetParam() << " " << name << " " << spec.name << "\n" << v.describe();
     }
+  }
+  EXPECT_GT(judged, 0);
+}
+
+// A quantized KV pool with an infinite key scale (a pool built by hand: kv_append_paged stores a NaN
+// scale for a non-finite row): the reference's key row is `code x +-Inf`, NaN where a code is 0, and
+// the score sums the products, NaN where they differ in sign, so every query row of that kv head is
+// NaN. A kernel that folds the scale into the score (`dot x Inf`, or partial dots times Inf) gives
+// +-Inf where its sums share a sign, and a -Inf score is a masked key: a finite row. Every I8 and
+// F8_E4M3 case, one key of each kv head:
+// - even heads: -Inf, codes the signs of the group's first query (every product > 0, every partial
+//   dot too) but for a single 0 code: the folded score is -Inf there, for certain (alone in its head:
+//   a NaN score beside it would make the row NaN whatever this one gave);
+// - odd heads: +Inf over its codes as generated (products of both signs).
+TEST_P(FamilySpecialValues, KvPoolInfiniteKeyScale) {
+  Backend* b = test::available_backend(GetParam());
+  if (!b) GTEST_SKIP() << GetParam() << " unavailable here";
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  int judged = 0;
+  const Op& op = op_or_throw("kv_paged_decode_attention");
+  for (const CaseSpec& spec : op.cases()) {
+    const auto& sp = spec.params.as<KvPagedDecodeParams>();
+    if (sp.kv_dtype != KvDtype::I8 && sp.kv_dtype != KvDtype::F8_E4M3) continue;
+    if (sp.valid_kv_len == 0 || std::find(spec.dtypes.begin(), spec.dtypes.end(), DType::F32) == spec.dtypes.end()) continue;
+    Case c = generate_case(op, spec.params, DType::F32, 11);
+    const auto& p = c.params.as<KvPagedDecodeParams>();
+    const int64_t len = p.valid_kv_len, hd = p.head_dim, group = p.num_q_heads / p.num_kv_heads;
+    const uint32_t* table = c.tensors.at("block_table").as<uint32_t>();
+    const Tensor& q = c.tensors.at("q");
+    Tensor& codes = c.tensors.at("layer_k");
+    Tensor& scales = c.tensors.at("layer_k_scales");
+    // Slot (block, kv head h, position in the block) of key j: its scale's index; its row is hd codes on.
+    auto slot = [&](int64_t j, int64_t h) {
+      return (static_cast<int64_t>(table[j / p.block_size]) * p.num_kv_heads + h) * p.block_size + j % p.block_size;
+    };
+    for (int64_t h = 0; h < p.num_kv_heads; ++h) {
+      const int64_t key = ((len - 1 - 5 * h) % len + len) % len;
+      if (h % 2) {
+        scales.set(slot(key, h), kInf);
+        continue;
+      }
+      const int64_t row = slot(key, h) * hd, first_query = h * group * hd;
+      for (int64_t e = 0; e < hd; ++e) codes.set(row + e, q.get(first_query + e) < 0 ? -1.0 : 1.0);
+      codes.set(row + (h * 7) % hd, 0.0);
+      scales.set(slot(key, h), -kInf);
+    }
+    TensorMap want = working_set(c);
+    execute_case(backend("reference"), c, want);
+    for (auto& [out, t] : c.expected) t = want.at(out);
+    const Tensor& o = c.expected.at("output");
+    for (int64_t qh = 0; qh < p.num_q_heads; ++qh)
+      ASSERT_TRUE(std::isnan(o.get(qh * hd))) << spec.name << ": query head " << qh << " is not NaN in the reference";
+    if (!b->supports(c).ok) continue;
+    ++judged;
+    const Verdict v = check_case(*b, c, false);
+    EXPECT_TRUE(v.pass) << GetParam() << " " << spec.name << "\n" << v.describe();
   }
   EXPECT_GT(judged, 0);
 }

@@ -479,6 +479,17 @@ void StepGroup(const AttnTask& task, const AttnBlock& blk, int64_t r0, int64_t r
   }
 }
 
+// Starts a task again, from its first key, through exact F32 copies of its rows (the F32 kernel,
+// which dequantizes element by element as the reference does): for the rare tiles the element
+// kernels' lanes or folded scales would get wrong. Out of line, so their loops keep their shape.
+HWY_NOINLINE inline void AttendExactCopies(const AttnTask& task, const AttnBlock& blk, const KvView& kv, float scale,
+                                           DType dt) {
+  std::fill(task.m, task.m + blk.rows, -std::numeric_limits<float>::infinity());
+  std::fill(task.l, task.l + blk.rows, 0.0f);
+  std::fill(task.acc, task.acc + blk.rows * kv.dv, 0.0f);
+  attend_f32(task, blk, kv, scale, dt);
+}
+
 // The tiles of a task, each tile's visible rows in groups of kRowGroup query rows sharing every load.
 // Rows come from the pool in place, or (gathered: F32 only) from F32 copies of element type dt.
 template <class E>
@@ -508,6 +519,7 @@ void AttendTiles(const AttnTask& task, const AttnBlock& blk, const KvView& kv, f
       else DirectRows(kv, ua, ub, task.j1, ahead, rows);
     } else {
       DirectRows(kv, ua, ub, task.j1, ahead, rows);
+      if (rows.inf_scale) [[unlikely]] return AttendExactCopies(task, blk, kv, scale, dt);
     }
     // The rows the in-loop prefetches run ahead of (a task's first `ahead`), all asked for at
     // once: one key's work is more instructions than the core looks ahead, so each of their misses
@@ -532,16 +544,11 @@ void AttendTiles(const AttnTask& task, const AttnBlock& blk, const KvView& kv, f
       StepGroup(task, blk, r0, r1, a, b, rows, a - ua, dk, kv.dv, scale, prefetch);
     }
     if constexpr (std::is_same_v<E, F8E4M3>) {
-      // A NaN code (rare: a pool written from NaNs) sends the whole task, from its start, through
-      // exact F32 copies of its rows (the F32 kernel), so that this kernel's lanes need no NaN test.
+      // A NaN code (rare: a pool written from NaNs) sends the whole task through exact F32 copies,
+      // so that this kernel's lanes need no NaN test.
       // Checked after the tile's steps, when its rows are in cache: a scan before them stalled on
       // memory the prefetches had not asked for yet (F8 decode 15% slower).
-      if (TileHasF8NaN(rows, dk, kv.dv)) {
-        std::fill(task.m, task.m + blk.rows, -std::numeric_limits<float>::infinity());
-        std::fill(task.l, task.l + blk.rows, 0.0f);
-        std::fill(task.acc, task.acc + blk.rows * kv.dv, 0.0f);
-        return attend_f32(task, blk, kv, scale, dt);
-      }
+      if (TileHasF8NaN(rows, dk, kv.dv)) [[unlikely]] return AttendExactCopies(task, blk, kv, scale, dt);
     }
   }
 }

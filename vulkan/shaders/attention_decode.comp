@@ -215,10 +215,19 @@ void main() {
       const uint kk = i * kpr + ks;
       float x[EPL];
       decode8(kraw[i], kup[i], x);
+      // The key's scale multiplies the partial dots, but an infinite one (a hand-built pool) goes
+      // into each element first, as the reference dequantizes: `0 x Inf` is NaN there, and partial
+      // dots that share a sign would otherwise make a plain +-Inf (a -Inf score masks the key).
+      const float sk = sks[kk];
+      const bool inf_scale = isinf(sk);
+      [[dont_flatten]] if (inf_scale) {
+        [[unroll]] for (uint e = 0u; e < EPL; ++e) x[e] *= sk;
+      }
+      const float fold = inf_scale ? 1.0 : sk;
       [[unroll]] for (uint rr = 0u; rr < R; ++rr) {
         float d = 0.0;
         [[unroll]] for (uint e = 0u; e < EPL; ++e) d = fma(qv[rr][e], x[e], d);
-        red[(kk * R + rr) * (lpk + 1u) + c] = d * sks[kk];
+        red[(kk * R + rr) * (lpk + 1u) + c] = d * fold;
       }
     }
     // V: issued now, used after the softmax (keys past j_end as K's, never weighed). Its scales and
