@@ -359,11 +359,11 @@ HWY_INLINE void Int8Scores(const AttnBlock& blk, int64_t first, const int8_t* co
   if (prefetch.ahead >= 0) {
     pf.k = prefetch.rows.k;
     pf.v = prefetch.rows.v;
-    pf.offset = prefetch.ahead;
+    pf.offset = prefetch.cross && !prefetch.first ? -1 : prefetch.ahead;
+    pf.v_offset = prefetch.cross ? prefetch.off : prefetch.split ? -1 : prefetch.ahead;
     pf.limit = prefetch.rows.n + prefetch.rows.ahead;
     pf.kbytes = static_cast<size_t>(prefetch.kbytes);
     pf.vbytes = static_cast<size_t>(prefetch.vbytes);
-    pf.values = !prefetch.split;
   }
   score_int8_keys(g, krow, ks, n, dk, s, kTile, pf);
 }
@@ -508,6 +508,8 @@ void AttendTiles(const AttnTask& task, const AttnBlock& blk, const KvView& kv, f
   bool first = true;
   const bool paged = kv.paging.table != nullptr;
   const int64_t ahead = paged ? kPrefetchPaged : PrefetchAffineKeys(dk * static_cast<int64_t>(sizeof(E)));
+  const bool cross = paged && std::is_same_v<E, int8_t> && kInt8Target && blk.q8;  // RowPrefetch::cross
+  const int64_t listed = cross ? kTile : ahead;  // row entries past a tile: those the prefetches ask for
   for (int64_t t0 = task.j0; t0 < task.j1; t0 += kTile) {
     const int64_t t1 = std::min(t0 + kTile, task.j1);
     // Not structured bindings here or below: lambdas capture them, which clang before 16 refuses.
@@ -516,9 +518,9 @@ void AttendTiles(const AttnTask& task, const AttnBlock& blk, const KvView& kv, f
     if (ua >= ub) continue;
     if constexpr (std::is_same_v<E, float>) {
       if (gathered) GatheredRows(dt, kv, ua, ub, rows);
-      else DirectRows(kv, ua, ub, task.j1, ahead, rows);
+      else DirectRows(kv, ua, ub, task.j1, listed, rows);
     } else {
-      DirectRows(kv, ua, ub, task.j1, ahead, rows);
+      DirectRows(kv, ua, ub, task.j1, listed, rows);
       if (rows.inf_scale) [[unlikely]] return AttendExactCopies(task, blk, kv, scale, dt);
     }
     // The rows the in-loop prefetches run ahead of (a task's first `ahead`), all asked for at
@@ -527,9 +529,10 @@ void AttendTiles(const AttnTask& task, const AttnBlock& blk, const KvView& kv, f
     if (first && rows.in_pool) {
       for (int64_t i = 0; i < std::min(rows.n, ahead); ++i) {
         prefetch_l2(rows.k[i], static_cast<size_t>(dk * sizeof(E)));
-        prefetch_l2(rows.v[i], static_cast<size_t>(kv.dv * sizeof(E)));
+        if (!cross) prefetch_l2(rows.v[i], static_cast<size_t>(kv.dv * sizeof(E)));
       }
     }
+    const bool first_tile = first;
     first = false;
     for (int64_t r0 = 0; r0 < blk.rows; r0 += kRowGroup) {
       const int64_t r1 = std::min<int64_t>(blk.rows, r0 + kRowGroup);
@@ -540,7 +543,7 @@ void AttendTiles(const AttnTask& task, const AttnBlock& blk, const KvView& kv, f
       // j + ahead, so the requests spread over the tile instead of arriving in one burst.
       const bool ask = r0 == 0 && rows.in_pool;
       const RowPrefetch<E> prefetch{rows, static_cast<int64_t>(dk * sizeof(E)), static_cast<int64_t>(kv.dv * sizeof(E)),
-                                    ask ? a - ua + ahead : -1, !paged};
+                                    ask ? a - ua + ahead : -1, !paged, cross, first_tile, a - ua};
       StepGroup(task, blk, r0, r1, a, b, rows, a - ua, dk, kv.dv, scale, prefetch);
     }
     if constexpr (std::is_same_v<E, F8E4M3>) {

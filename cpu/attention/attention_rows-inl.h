@@ -36,7 +36,8 @@ constexpr int64_t kTile = 64;          // keys per online-softmax step
 // no faster there (F16, F8_E4M3, I8 ctx4096).
 constexpr int64_t kPrefetchAffineMax = 32;
 constexpr int64_t kPrefetchPaged = 16;
-constexpr int64_t kPrefetchKeys = std::max(kPrefetchAffineMax, kPrefetchPaged);  // row entries a tile keeps past its end
+// Row entries a tile keeps past its end: the prefetch distances, or (RowPrefetch::cross) the next tile.
+constexpr int64_t kPrefetchKeys = std::max({kPrefetchAffineMax, kPrefetchPaged, kTile});
 inline int64_t PrefetchAffineKeys(int64_t row_bytes) {
   return std::clamp<int64_t>(static_cast<int64_t>(kStreamPrefetchBytes) / std::max<int64_t>(row_bytes, 1), 2,
                              kPrefetchAffineMax);
@@ -216,6 +217,12 @@ HWY_INLINE bool ScaleCopy(const float* HWY_RESTRICT src, int64_t n, float unscal
 // 0.97x, 12 of 20, within the noise: its compute takes about as long as its reads). Paged pools did
 // not gain: batch-8 paged decode ran 5-10% slower split in 5 A/B runs of 5 (a guess at why: its
 // 16-row blocks lie in random order, where no hardware prefetcher runs ahead of either stream).
+// Paged I8 pools scored in integers cross: while scoring key j its own value row, and in the p·V pass
+// the key row a tile on. Their VNNI scoring is a short pass beside the p·V one, so asking for both
+// rows while scoring bunched the requests there and left memory idle through p·V (Zen 4, 2026-11-28,
+// cold kv decode, ci/bench-ab.py, 8 alternating rounds: ctx16384 I8 0.85x the time, faster in 8 of
+// 8; ctx4096 0.89x, 6 of 8). Pools scored in F32 did not gain (F16 and F8_E4M3 kv decode within the
+// noise, batch-8 paged F16 1.11x the time, 0 of 6), so they keep both rows while scoring.
 // A runtime switch, not a second kernel instance without prefetches: one branch per key costs
 // nothing measurable, a second instance doubled the compile.
 template <class E> struct RowPrefetch {
@@ -223,15 +230,32 @@ template <class E> struct RowPrefetch {
   int64_t kbytes, vbytes;
   int64_t ahead = -1;  // < 0: no prefetch
   bool split = false;  // value rows asked for in the p·V pass, not while scoring
+  // cross (above): while scoring key j, its own value row, and in the p·V pass the key row a tile on
+  // (entry j + rows.n, where the next tile's keys start); `off` is the entry of local key 0, and in
+  // the task's first tile (`first`) key rows are also asked for `ahead` keys on while scoring.
+  bool cross = false, first = false;
+  int64_t off = 0;
   HWY_INLINE void keys(int64_t j) const {
+    if (ahead < 0) return;
+    if (cross) {
+      prefetch_l2(rows.v[j + off], static_cast<size_t>(vbytes));
+      if (first && j + ahead < rows.n + rows.ahead) prefetch_l2(rows.k[j + ahead], static_cast<size_t>(kbytes));
+      return;
+    }
     const int64_t i = j + ahead;
-    if (ahead < 0 || i >= rows.n + rows.ahead) return;
+    if (i >= rows.n + rows.ahead) return;
     prefetch_l2(rows.k[i], static_cast<size_t>(kbytes));
     if (!split) prefetch_l2(rows.v[i], static_cast<size_t>(vbytes));
   }
   HWY_INLINE void values(int64_t j) const {
+    if (ahead < 0) return;
+    if (cross) {
+      const int64_t i = j + off + rows.n;
+      if (i < rows.n + rows.ahead) prefetch_l2(rows.k[i], static_cast<size_t>(kbytes));
+      return;
+    }
     const int64_t i = j + ahead;
-    if (split && ahead >= 0 && i < rows.n + rows.ahead) prefetch_l2(rows.v[i], static_cast<size_t>(vbytes));
+    if (split && i < rows.n + rows.ahead) prefetch_l2(rows.v[i], static_cast<size_t>(vbytes));
   }
 };
 

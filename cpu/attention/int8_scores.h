@@ -54,9 +54,8 @@ float quantize_query(const float* q, int64_t n, int8_t* codes, int64_t padded);
 struct Int8KeyPrefetch {
   const int8_t* const* k = nullptr;
   const int8_t* const* v = nullptr;
-  int64_t offset = -1, limit = 0;
+  int64_t offset = -1, v_offset = -1, limit = 0;  // key j asks for k[j + offset], v[j + v_offset] (< 0: none)
   size_t kbytes = 0, vbytes = 0;
-  bool values = false;
 };
 
 // The query rows of one group (up to 4; fewer repeat a row and store only `rows`): codes[r] (padded

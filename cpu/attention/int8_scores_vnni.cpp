@@ -77,10 +77,8 @@ TS_VNNI inline void AskRow(const int8_t* p, size_t bytes) {
 // The rows of key j + offset, while below the limit. pf is the kernel's own copy (by value), so its
 // fields stay in registers across the score stores.
 TS_VNNI inline void Ask(const Int8KeyPrefetch& pf, int64_t j) {
-  const int64_t i = j + pf.offset;
-  if (pf.offset < 0 || i >= pf.limit) return;
-  AskRow(pf.k[i], pf.kbytes);
-  if (pf.values) AskRow(pf.v[i], pf.vbytes);
+  if (pf.offset >= 0 && j + pf.offset < pf.limit) AskRow(pf.k[j + pf.offset], pf.kbytes);
+  if (pf.v_offset >= 0 && j + pf.v_offset < pf.limit) AskRow(pf.v[j + pf.v_offset], pf.vbytes);
 }
 
 // Four keys a step for the group's four rows, two keys a vector (SumPairs): 8 accumulators, and per
