@@ -355,16 +355,14 @@ HWY_INLINE void Int8Scores(const AttnBlock& blk, int64_t first, const int8_t* co
     g.bias[r] = blk.q8_bias[row];
     g.factor[r] = scale * blk.q8_scale[row];
   }
-  Int8KeyPrefetch pf;
-  if (prefetch.ahead >= 0) {
-    pf.k = prefetch.rows.k;
-    pf.v = prefetch.rows.v;
-    pf.offset = prefetch.cross && !prefetch.first ? -1 : prefetch.ahead;
-    pf.v_offset = prefetch.cross ? prefetch.off : prefetch.split ? -1 : prefetch.ahead;
-    pf.limit = prefetch.rows.n + prefetch.rows.ahead;
-    pf.kbytes = static_cast<size_t>(prefetch.kbytes);
-    pf.vbytes = static_cast<size_t>(prefetch.vbytes);
-  }
+  // The scoring pass's requests (RowPrefetch::keys), made by the kernel's own loop.
+  const Int8KeyPrefetch pf{prefetch.rows.k,
+                           prefetch.rows.v,
+                           prefetch.k_scoring,
+                           prefetch.v_scoring,
+                           prefetch.rows.n + prefetch.rows.ahead,
+                           static_cast<size_t>(prefetch.kbytes),
+                           static_cast<size_t>(prefetch.vbytes)};
   score_int8_keys(g, krow, ks, n, dk, s, kTile, pf);
 }
 
@@ -463,19 +461,19 @@ void StepGroup(const AttnTask& task, const AttnBlock& blk, int64_t r0, int64_t r
       if (r1 - r0 >= 4) {
         StepRows<4>(task, blk, r0, a, b - a, rows, off, dk, dv, scale, prefetch);
         r0 += 4;
-        prefetch.ahead = -1;  // the first call asked for the rows already
+        prefetch.stop();  // the first call asked for the rows already
         continue;
       }
       if (r1 - r0 >= 2) {
         StepRows<2>(task, blk, r0, a, b - a, rows, off, dk, dv, scale, prefetch);
         r0 += 2;
-        prefetch.ahead = -1;
+        prefetch.stop();
         continue;
       }
     }
     StepRows<1>(task, blk, r0, a, b - a, rows, off, dk, dv, scale, prefetch);
     r0 += 1;
-    prefetch.ahead = -1;
+    prefetch.stop();
   }
 }
 
@@ -539,11 +537,20 @@ void AttendTiles(const AttnTask& task, const AttnBlock& blk, const KvView& kv, f
       const std::pair<int64_t, int64_t> range = seen(r0, r1, t0, t1);
       const int64_t a = range.first, b = range.second;
       if (a >= b) continue;
-      // Decode streams K and V: while the first row group uses key j, ask for the rows of key
-      // j + ahead, so the requests spread over the tile instead of arriving in one burst.
-      const bool ask = r0 == 0 && rows.in_pool;
-      const RowPrefetch<E> prefetch{rows, static_cast<int64_t>(dk * sizeof(E)), static_cast<int64_t>(kv.dv * sizeof(E)),
-                                    ask ? a - ua + ahead : -1, !paged, cross, first_tile, a - ua};
+      // Decode streams K and V: while the first row group uses key j, it asks for rows a distance
+      // on (RowPrefetch), so the requests spread over the tile instead of arriving in one burst.
+      RowPrefetch<E> prefetch{rows, static_cast<int64_t>(dk * sizeof(E)), static_cast<int64_t>(kv.dv * sizeof(E))};
+      if (r0 == 0 && rows.in_pool) {
+        const int64_t off = a - ua;  // the entry of the step's first key
+        if (cross) {
+          prefetch.v_scoring = off;
+          prefetch.k_values = off + rows.n;
+          if (first_tile) prefetch.k_scoring = off + ahead;  // no tile before asked for these
+        } else {
+          prefetch.k_scoring = off + ahead;
+          (paged ? prefetch.v_scoring : prefetch.v_values) = off + ahead;
+        }
+      }
       StepGroup(task, blk, r0, r1, a, b, rows, a - ua, dk, kv.dv, scale, prefetch);
     }
     if constexpr (std::is_same_v<E, F8E4M3>) {

@@ -228,34 +228,17 @@ HWY_INLINE bool ScaleCopy(const float* HWY_RESTRICT src, int64_t n, float unscal
 template <class E> struct RowPrefetch {
   const TileRows<E>& rows;
   int64_t kbytes, vbytes;
-  int64_t ahead = -1;  // < 0: no prefetch
-  bool split = false;  // value rows asked for in the p·V pass, not while scoring
-  // cross (above): while scoring key j, its own value row, and in the p·V pass the key row a tile on
-  // (entry j + rows.n, where the next tile's keys start); `off` is the entry of local key 0, and in
-  // the task's first tile (`first`) key rows are also asked for `ahead` keys on while scoring.
-  bool cross = false, first = false;
-  int64_t off = 0;
-  HWY_INLINE void keys(int64_t j) const {
-    if (ahead < 0) return;
-    if (cross) {
-      prefetch_l2(rows.v[j + off], static_cast<size_t>(vbytes));
-      if (first && j + ahead < rows.n + rows.ahead) prefetch_l2(rows.k[j + ahead], static_cast<size_t>(kbytes));
-      return;
-    }
-    const int64_t i = j + ahead;
-    if (i >= rows.n + rows.ahead) return;
-    prefetch_l2(rows.k[i], static_cast<size_t>(kbytes));
-    if (!split) prefetch_l2(rows.v[i], static_cast<size_t>(vbytes));
-  }
-  HWY_INLINE void values(int64_t j) const {
-    if (ahead < 0) return;
-    if (cross) {
-      const int64_t i = j + off + rows.n;
-      if (i < rows.n + rows.ahead) prefetch_l2(rows.k[i], static_cast<size_t>(kbytes));
-      return;
-    }
-    const int64_t i = j + ahead;
-    if (split && i < rows.n + rows.ahead) prefetch_l2(rows.v[i], static_cast<size_t>(vbytes));
+  // Tile entries asked for, as offsets from the step's key j (< 0: none): while scoring key j, key
+  // row j + k_scoring and value row j + v_scoring; in the p·V pass, j + k_values and j + v_values.
+  // Together (paged): both rows `ahead` keys on while scoring; split (affine): the value row in the
+  // p·V pass; cross (paged I8 scored in integers): key j's own value row while scoring, the next
+  // tile's key row in the p·V pass (entries from rows.n on).
+  int64_t k_scoring = -1, v_scoring = -1, k_values = -1, v_values = -1;
+  HWY_INLINE void keys(int64_t j) const { ask(rows.k, j, k_scoring, kbytes), ask(rows.v, j, v_scoring, vbytes); }
+  HWY_INLINE void values(int64_t j) const { ask(rows.k, j, k_values, kbytes), ask(rows.v, j, v_values, vbytes); }
+  void stop() { k_scoring = v_scoring = k_values = v_values = -1; }
+  HWY_INLINE void ask(const E* const* row, int64_t j, int64_t offset, int64_t bytes) const {
+    if (offset >= 0 && j + offset < rows.n + rows.ahead) prefetch_l2(row[j + offset], static_cast<size_t>(bytes));
   }
 };
 

@@ -74,8 +74,8 @@ TS_VNNI inline void AskRow(const int8_t* p, size_t bytes) {
   if (bytes > 64) _mm_prefetch(reinterpret_cast<const char*>(p) + 64, _MM_HINT_T1);
 }
 
-// The rows of key j + offset, while below the limit. pf is the kernel's own copy (by value), so its
-// fields stay in registers across the score stores.
+// Key j's requests: key row j + offset and value row j + v_offset, below the limit. pf is the
+// kernel's own copy (by value), so its fields stay in registers across the score stores.
 TS_VNNI inline void Ask(const Int8KeyPrefetch& pf, int64_t j) {
   if (pf.offset >= 0 && j + pf.offset < pf.limit) AskRow(pf.k[j + pf.offset], pf.kbytes);
   if (pf.v_offset >= 0 && j + pf.v_offset < pf.limit) AskRow(pf.v[j + pf.v_offset], pf.vbytes);
