@@ -145,11 +145,13 @@ float kv_elem_of(uint kind, uint w, uint e) {
   if (kind == KV_DTYPE_BF16) return uintBitsToFloat(((w >> ((e & 1u) * 16u)) & 0xffffu) << 16);
   const uint b = (w >> ((e & 3u) * 8u)) & 0xffu;
   if (kind == KV_DTYPE_I8) return float(bitfieldExtract(int(b), 0, 8));  // sign-extends bit 7
-  // F8_E4M3 (fn): no infinities, exponent 15 with mantissa 7 is NaN; subnormals at 2^-9 steps.
-  const uint ex = (b >> 3) & 15u, m = b & 7u;
-  const float mag = ex == 15u && m == 7u ? uintBitsToFloat(0x7fc00000u)
-                    : ex == 0u            ? float(m) * 0.001953125
-                                          : ldexp(1.0 + float(m) * 0.125, int(ex) - 7);
-  return (b & 0x80u) != 0u ? -mag : mag;
+  // F8_E4M3 (fn): no infinities, 0x7f / 0xff are NaN. A normal code's exponent and mantissa shift
+  // into an F32's fields with the bias moved from 7 to 127 (two integer operations where ldexp took a
+  // per-element exponent scaling, as opencl/kernels/kv.h decodes); exponent 0 is m x 2^-9, computed
+  // rather than built as an F32 subnormal, which a GPU may flush.
+  const uint mag = b & 0x7fu;
+  const float x = mag >= 8u ? uintBitsToFloat((mag << 20) + (120u << 23)) : float(mag) * 0.001953125;
+  const float y = mag == 0x7fu ? uintBitsToFloat(0x7fc00000u) : x;
+  return (b & 0x80u) != 0u ? -y : y;
 }
 #endif
