@@ -206,9 +206,11 @@ TEST(CpuKvInt8Scores, ShortContextsAndNonFiniteQueriesKeepTheExactRoute) {
 }
 
 // A non-finite key or value scale anywhere the decode reads, in a full block or in the last, partial
-// one, keeps the exact route: the route's bound is over finite rows. A NaN scale (what kv_append_paged
-// stores for a row with a NaN or an Inf) is judged too: its keys' rows come out NaN, as the
-// reference's.
+// one, keeps the exact route: the route's bound is over finite rows. The kernel finds it as it copies
+// that tile's scales and runs the whole decode again on the exact route, so every case is judged under
+// the op's tolerance, which the other kv heads' rows meet only if they were not scored in int8; the
+// rows that see the scale come out NaN, as the reference's (a NaN scale is what kv_append_paged stores
+// for a row with a NaN or an Inf).
 TEST(CpuKvInt8Scores, NonFiniteScalesKeepTheExactRoute) {
   const Case base = kv_case("I8_gqa4_hd128_bs16_len33");
   ASSERT_TRUE(backend("cpu").tolerance(base, "output", base.tensors).has_value());
@@ -230,10 +232,8 @@ TEST(CpuKvInt8Scores, NonFiniteScalesKeepTheExactRoute) {
     c.expected.clear();
     fill_expected(c);
     EXPECT_FALSE(backend("cpu").tolerance(c, "output", c.tensors).has_value());
-    if (std::isnan(w.value)) {
-      const Verdict v = judged(c);
-      EXPECT_TRUE(v.pass) << v.describe(true);
-    }
+    const Verdict v = judged(c);
+    EXPECT_TRUE(v.pass) << v.describe(true);
   }
 }
 

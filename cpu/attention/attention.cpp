@@ -107,7 +107,7 @@ void AttentionRun::quantize_queries(Pending& b) const {
   }
 }
 
-void AttentionRun::run() {
+bool AttentionRun::run() {
   // The int8 query rows of an I8 pool's blocks (a few hundred bytes per block).
   if (int8_queries_ && kv_dt_ == DType::I8 && int8_scores_available())
     for (Pending& b : blocks_)
@@ -147,7 +147,9 @@ void AttentionRun::run() {
     return AttnTask{tr.j0, tr.j1, base, base + rows, base + 2 * rows};
   };
 
+  std::atomic<bool> abandoned{false};
   parallel_tasks(static_cast<int64_t>(tasks.size()), [&](int64_t ti) {
+    if (abandoned.load(std::memory_order_relaxed)) return;  // the int8 route has ended: no task counts
     const TaskRef& tr = tasks[ti];
     const Pending& b = blocks_[tr.block];
     const int64_t rows = static_cast<int64_t>(b.q.size());
@@ -157,9 +159,10 @@ void AttentionRun::run() {
     std::fill(task.acc, task.acc + rows * b.kv.dv, 0.0f);
     const bool q8 = !b.q8.empty();
     const AttnBlock blk{b.q.data(), b.lo.data(), b.hi.data(), rows, q8 ? b.q8.data() : nullptr,
-                        q8 ? b.q8_bias.data() : nullptr, q8 ? b.q8_scale.data() : nullptr};
+                        q8 ? b.q8_bias.data() : nullptr, q8 ? b.q8_scale.data() : nullptr, &abandoned};
     attend(kv_dt_, task, blk, b.kv, scale_);
   });
+  if (abandoned.load()) return false;
 
   // Merge each row's partial states in key order, then normalise and round once.
   auto merge = [&](int64_t bi) {
@@ -201,6 +204,7 @@ void AttentionRun::run() {
   } else {
     parallel_tasks(nblocks, merge);
   }
+  return true;
 }
 
 void add_attention(KernelTable& k) {

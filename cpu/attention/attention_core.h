@@ -1,5 +1,6 @@
 #pragma once
 // The data the attention core (cpu/attention/attention.cpp) passes between its driver and its SIMD kernel.
+#include <atomic>
 #include <cstdint>
 
 namespace ts::cpu {
@@ -55,6 +56,9 @@ struct AttnBlock {
   const int8_t* const* q8 = nullptr;
   const int32_t* q8_bias = nullptr;
   const float* q8_scale = nullptr;
+  // Set (with q8) when a task meets a key or value scale that is not finite: the int8 route's bound
+  // does not hold, and the run is abandoned for the exact route (AttentionRun::run).
+  std::atomic<bool>* q8_abandoned = nullptr;
 };
 
 // One task: keys [j0, j1) for every row of a block, with its online-softmax state per row

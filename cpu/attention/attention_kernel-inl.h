@@ -519,7 +519,10 @@ void AttendTiles(const AttnTask& task, const AttnBlock& blk, const KvView& kv, f
       else DirectRows(kv, ua, ub, task.j1, listed, rows);
     } else {
       DirectRows(kv, ua, ub, task.j1, listed, rows);
-      if (rows.inf_scale) [[unlikely]] return AttendExactCopies(task, blk, kv, scale, dt);
+      if (rows.odd_scale) [[unlikely]] {
+        if (blk.q8) return blk.q8_abandoned->store(true, std::memory_order_relaxed);  // the exact route reruns
+        return AttendExactCopies(task, blk, kv, scale, dt);
+      }
     }
     // The rows the in-loop prefetches run ahead of (a task's first `ahead`), all asked for at
     // once: one key's work is more instructions than the core looks ahead, so each of their misses

@@ -177,21 +177,23 @@ template <class E> struct TileRows {
   int64_t n = 0, ahead = 0;  // rows in the tile; rows with addresses beyond it
   bool scaled = false;
   bool in_pool = false;  // rows read in place (worth prefetching), not from a copy
-  // A folded scale is infinite (ScaleCopy): the element kernels' `dot x Inf` would not be the
-  // reference's sum of `q x (code x Inf)` terms, NaN wherever a code is 0 or two terms differ in sign.
-  bool inf_scale = false;
+  // A folded scale is not finite (ScaleCopy). An infinite one: the element kernels' `dot x Inf` would
+  // not be the reference's sum of `q x (code x Inf)` terms, NaN wherever a code is 0 or two terms
+  // differ in sign. A NaN one (or an Inf) also ends the int8 route (cpu/attention/int8_scores.h), whose
+  // bound holds over finite scales only.
+  bool odd_scale = false;
 };
 
 // Scales src[0, n) (1 where the pool has none) times `unscale` into dst, and whether any came out
-// infinite: an infinite stored scale, or a huge one the unscale took past the F32 maximum. A block's
-// slots are one or two vectors (bs 16).
+// not finite: a NaN or infinite stored scale, or a huge one the unscale took past the F32 maximum. A
+// block's slots are one or two vectors (bs 16).
 HWY_INLINE bool ScaleCopy(const float* HWY_RESTRICT src, int64_t n, float unscale, float* HWY_RESTRICT dst) {
   if (!src) {
     std::fill(dst, dst + n, unscale);
     return false;
   }
   int64_t t = 0;
-  bool inf = false;
+  bool odd = false;
 #if HWY_TARGET != HWY_SCALAR
   const DF d;
   const int64_t N = hn::Lanes(d);
@@ -200,12 +202,12 @@ HWY_INLINE bool ScaleCopy(const float* HWY_RESTRICT src, int64_t n, float unscal
   for (; t + N <= n; t += N) {
     const VF x = hn::Mul(hn::LoadU(d, src + t), u);
     hn::StoreU(x, d, dst + t);
-    any = hn::Or(any, hn::VecFromMask(d, hn::IsInf(x)));
+    any = hn::Or(any, hn::VecFromMask(d, hn::Not(hn::IsFinite(x))));
   }
-  inf = !hn::AllFalse(d, hn::MaskFromVec(any));
+  odd = !hn::AllFalse(d, hn::MaskFromVec(any));
 #endif
-  for (; t < n; ++t) dst[t] = src[t] * unscale, inf |= std::isinf(dst[t]);
-  return inf;
+  for (; t < n; ++t) dst[t] = src[t] * unscale, odd |= !std::isfinite(dst[t]);
+  return odd;
 }
 
 // Asks for the rows of the tile entry `ahead` keys past key j into L2, when the tile knows them and
@@ -259,7 +261,7 @@ void DirectRows(const KvView& kv, int64_t ua, int64_t ub, int64_t end, int64_t a
   rows.ahead = std::min(end, ub + ahead) - ub;
   rows.scaled = pg.k_scale || pg.v_scale || f8;
   rows.in_pool = true;
-  rows.inf_scale = false;
+  rows.odd_scale = false;
   const int64_t count = rows.n + rows.ahead;
   if (!pg.table) {
     for (int64_t i = 0; i < count; ++i) {
@@ -281,9 +283,9 @@ void DirectRows(const KvView& kv, int64_t ua, int64_t ub, int64_t end, int64_t a
     for (int64_t t = 0; t < len; ++t) rows.k[i + t] = kp + t * kv.ks1, rows.v[i + t] = vp + t * vs;
     if (rows.scaled) {
       const int64_t scaled_len = std::max<int64_t>(std::min(len, rows.n - i), 0), s0 = b * pg.s_block_stride + slot;
-      const bool k_inf = ScaleCopy(pg.k_scale ? pg.k_scale + s0 : nullptr, scaled_len, unscale, rows.ks + i);
-      const bool v_inf = ScaleCopy(pg.v_scale ? pg.v_scale + s0 : nullptr, scaled_len, unscale, rows.vs + i);
-      rows.inf_scale |= k_inf | v_inf;
+      const bool k_odd = ScaleCopy(pg.k_scale ? pg.k_scale + s0 : nullptr, scaled_len, unscale, rows.ks + i);
+      const bool v_odd = ScaleCopy(pg.v_scale ? pg.v_scale + s0 : nullptr, scaled_len, unscale, rows.vs + i);
+      rows.odd_scale |= k_odd | v_odd;
     }
     i += len;
   }
@@ -354,7 +356,7 @@ inline void GatheredRows(DType dt, const KvView& kv, int64_t ua, int64_t ub, Til
   rows.ahead = 0;
   rows.scaled = false;
   rows.in_pool = false;
-  rows.inf_scale = false;  // the copies are dequantized element by element
+  rows.odd_scale = false;  // the copies are dequantized element by element
   for (int64_t i = 0; i < rows.n; ++i) {
     rows.k[i] = kbuf.data() + i * dk;
     rows.v[i] = kv.v ? vbuf.data() + i * kv.dv : kbuf.data() + i * dk;  // MLA: values are the first key segment

@@ -31,10 +31,13 @@ class AttentionRun {
     b.lse.push_back(lse);
   }
   // Scores an I8 pool's keys with the query rows quantized to int8 (cpu/attention/int8_scores.h), where the
-  // CPU has the instructions: the caller has checked that the case takes that route (int8_scores,
-  // finite data), whose tolerance then judges the output.
+  // CPU has the instructions: the caller has checked that the case takes that route (int8_scores and
+  // finite queries; the scales are checked by the kernel as it reads them), whose tolerance then
+  // judges the output.
   void int8_queries() { int8_queries_ = true; }
-  void run();
+  // Computes and writes every row. False, with the outputs not all written, when the int8 route met a
+  // key or value scale that is not finite: the caller runs the rows again without int8_queries().
+  bool run();
 
  private:
   struct Pending {

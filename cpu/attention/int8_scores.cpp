@@ -68,8 +68,12 @@ bool any_non_finite(const float* x, int64_t n) {
 }
 }  // namespace
 
+bool int8_route_queries(const KvPagedDecodeParams& p, const float* q) {
+  return !any_non_finite(q, p.num_q_heads * p.head_dim);
+}
+
 bool int8_route_data(const KvPagedDecodeParams& p, const float* q, const TensorMap& t) {
-  if (any_non_finite(q, p.num_q_heads * p.head_dim)) return false;
+  if (!int8_route_queries(p, q)) return false;
   // The scales block by block: a block's slots of one kv head lie together.
   const uint32_t* table = t.at("block_table").as<uint32_t>();
   const float* ks = t.at("layer_k_scales").as<float>();
