@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <new>
 #include <string>
 #include <thread>
@@ -54,9 +55,9 @@ void note(char* dst, size_t n, const std::string& s) {
   std::snprintf(dst, n, "%s", s.c_str());
 }
 
-// Returns 0 when every attempt on case c of op ends in an Error or a clean run, 1 (with
-// report->failure) at the first that does not.
-int sweep(const Op& op, const CaseSpec& c, Report* report) {
+// Every attempt on case c of op must end in an Error or a clean run; the first that does not is noted
+// in report->failure, and the case ends there.
+void sweep(const Op& op, const CaseSpec& c, Report* report) {
   const DType dt = c.dtypes.front();
   const Problem pr = make_problem(op, c.params, dt);
   const TensorMap inputs = op.make_case(pr, 1);
@@ -76,16 +77,15 @@ int sweep(const Op& op, const CaseSpec& c, Report* report) {
       } catch (const Error& e) {
         if (std::strchr(e.what(), '\n')) {
           note(report->failure, sizeof report->failure, what + ": a message of more than one line: " + e.what());
-          return 1;
+          return;
         }
       } catch (const std::exception& e) {
         note(report->failure, sizeof report->failure, what + ": not an Error but " + e.what());
-        return 1;
+        return;
       }
       alarm(0);  // the attempt is over: generating the next case is not part of it
     }
   }
-  return 0;
 }
 
 // The cases are shared out among as many child processes as the machine has hardware threads, each
@@ -126,7 +126,7 @@ TEST(ParamExtremes, EveryIntegerParameterOfEveryOpIsRefusedCleanly) {
     if (pid == 0) {
       for (size_t i; (i = shared->next.fetch_add(1)) < n;) {
         current[slot] = i;
-        sweep(*items[i].op, *items[i].c, &reports[i]);  // a failure stays in its report
+        sweep(*items[i].op, *items[i].c, &reports[i]);
       }
       _exit(0);
     }

@@ -107,7 +107,7 @@ void AttentionRun::quantize_queries(Pending& b) const {
   }
 }
 
-bool AttentionRun::run() {
+void AttentionRun::run() {
   // The int8 query rows of an I8 pool's blocks (a few hundred bytes per block).
   if (int8_queries_ && kv_dt_ == DType::I8 && int8_scores_available())
     for (Pending& b : blocks_)
@@ -162,7 +162,11 @@ bool AttentionRun::run() {
                         q8 ? b.q8_bias.data() : nullptr, q8 ? b.q8_scale.data() : nullptr, &abandoned};
     attend(kv_dt_, task, blk, b.kv, scale_);
   });
-  if (abandoned.load()) return false;
+  if (abandoned.load()) {  // the int8 route met a scale that is not finite: every row on the exact route
+    int8_queries_ = false;
+    for (Pending& b : blocks_) b.q8.clear();
+    return run();
+  }
 
   // Merge each row's partial states in key order, then normalise and round once.
   auto merge = [&](int64_t bi) {
@@ -204,7 +208,6 @@ bool AttentionRun::run() {
   } else {
     parallel_tasks(nblocks, merge);
   }
-  return true;
 }
 
 void add_attention(KernelTable& k) {

@@ -57,7 +57,7 @@ struct AttnBlock {
   const int32_t* q8_bias = nullptr;
   const float* q8_scale = nullptr;
   // Set (with q8) when a task meets a key or value scale that is not finite: the int8 route's bound
-  // does not hold, and the run is abandoned for the exact route (AttentionRun::run).
+  // does not hold, and the run starts again on the exact route (AttentionRun::run).
   std::atomic<bool>* q8_abandoned = nullptr;
 };
 

@@ -520,7 +520,10 @@ void AttendTiles(const AttnTask& task, const AttnBlock& blk, const KvView& kv, f
     } else {
       DirectRows(kv, ua, ub, task.j1, listed, rows);
       if (rows.odd_scale) [[unlikely]] {
-        if (blk.q8) return blk.q8_abandoned->store(true, std::memory_order_relaxed);  // the exact route reruns
+        if (blk.q8) {  // the run starts again on the exact route
+          blk.q8_abandoned->store(true, std::memory_order_relaxed);
+          return;
+        }
         return AttendExactCopies(task, blk, kv, scale, dt);
       }
     }

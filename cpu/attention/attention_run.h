@@ -32,12 +32,12 @@ class AttentionRun {
   }
   // Scores an I8 pool's keys with the query rows quantized to int8 (cpu/attention/int8_scores.h), where the
   // CPU has the instructions: the caller has checked that the case takes that route (int8_scores and
-  // finite queries; the scales are checked by the kernel as it reads them), whose tolerance then
-  // judges the output.
+  // finite queries), whose tolerance then judges the output. The scales are checked by the kernel as
+  // it reads them: where one is not finite (a pool built by hand; kv_append_paged stores a NaN scale
+  // for a row with a NaN or an Inf), run() drops the int8 rows and computes every row again on the
+  // exact route.
   void int8_queries() { int8_queries_ = true; }
-  // Computes and writes every row. False, with the outputs not all written, when the int8 route met a
-  // key or value scale that is not finite: the caller runs the rows again without int8_queries().
-  bool run();
+  void run();
 
  private:
   struct Pending {

@@ -54,9 +54,8 @@ Pools pools(const paged::PoolView& v, TensorMap& t) {
 // group), each query row over its visible prefix. Rows no sequence (no tile) covers are left unwritten.
 // The run walks the sequences in the tensors as they are at execute, allocating nothing. `int8_route`
 // (given the widened queries and the case's tensors): whether this execute scores an I8 pool's keys in
-// int8 (cpu/attention/int8_scores.h); the kernel checks the scales as it reads them, and where one is
-// not finite the rows run again on the exact route (a pool built by hand: kv_append_paged stores a
-// NaN scale for a row with a NaN or an Inf).
+// int8 (cpu/attention/int8_scores.h); the scales are checked as the kernel reads them
+// (AttentionRun::int8_queries).
 using Int8Route = std::function<bool(const float* q, const TensorMap& t)>;
 HostRun attention(paged::AttentionView v, TensorMap& t, Int8Route int8_route = {}) {
   return [v = std::move(v), &t, int8_route = std::move(int8_route)] {
@@ -68,30 +67,21 @@ HostRun attention(paged::AttentionView v, TensorMap& t, Int8Route int8_route = {
     const uint32_t* tables = tensor(t, v.pool.tables).as<uint32_t>();
     const int64_t hd = v.head_dim, group = v.num_heads / v.pool.kv_heads, total = v.seq.total_q;
     const int64_t positions = std::max<int64_t>(1, kRowsPerBlock / group);
-    auto rows = [&](AttentionRun& run) {
-      paged::for_each_sequence(v, t, [&](const paged::SeqRows& s) {
-        for (int64_t kh = 0; kh < v.pool.kv_heads; ++kh)
-          for (int64_t i0 = 0; i0 < s.rows; i0 += positions) {
-            run.block(pl.view(kh, tables + s.table * v.pool.width));
-            for (int64_t h = kh * group; h < (kh + 1) * group; ++h)
-              for (int64_t i = i0; i < std::min(s.rows, i0 + positions); ++i) {
-                const int64_t row = v.row(s.row0 + i, h);
-                run.row(q.data() + row * hd, 0, s.visible(i), out.data() + row * hd * es,
-                        lse ? lse + h * total + s.row0 + i : nullptr);
-              }
-          }
-      });
-    };
-    {
-      AttentionRun run(pl.k.dtype(), out.dtype(), v.scale);
-      const bool int8 = int8_route && int8_route(q.data(), t);
-      if (int8) run.int8_queries();
-      rows(run);
-      if (run.run() || !int8) return;
-    }
-    AttentionRun exact(pl.k.dtype(), out.dtype(), v.scale);
-    rows(exact);
-    exact.run();
+    AttentionRun run(pl.k.dtype(), out.dtype(), v.scale);
+    if (int8_route && int8_route(q.data(), t)) run.int8_queries();
+    paged::for_each_sequence(v, t, [&](const paged::SeqRows& s) {
+      for (int64_t kh = 0; kh < v.pool.kv_heads; ++kh)
+        for (int64_t i0 = 0; i0 < s.rows; i0 += positions) {
+          run.block(pl.view(kh, tables + s.table * v.pool.width));
+          for (int64_t h = kh * group; h < (kh + 1) * group; ++h)
+            for (int64_t i = i0; i < std::min(s.rows, i0 + positions); ++i) {
+              const int64_t row = v.row(s.row0 + i, h);
+              run.row(q.data() + row * hd, 0, s.visible(i), out.data() + row * hd * es,
+                      lse ? lse + h * total + s.row0 + i : nullptr);
+            }
+        }
+    });
+    run.run();
   };
 }
 
