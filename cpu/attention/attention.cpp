@@ -5,6 +5,7 @@
 // then merged in key order, so results do not depend on thread timing.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <string>
 #include <vector>
@@ -39,6 +40,13 @@ constexpr int64_t kMinTasks = 16;
 constexpr int64_t kSplitLongKeys = 1024;
 // Merges of fewer partial-state floats than this run on the calling thread (see AttentionRun::run).
 constexpr size_t kSerialMergeFloats = size_t{1} << 16;
+// A task's partial state starts on a cache line of its own and fills whole lines: the tasks running
+// at once on the other cores are its neighbours in the buffer, and each writes its running max and sum
+// and its accumulators every tile. Packed end to end (4 rows x 130 floats), one task's last
+// accumulators and the next one's (m, l) shared a line, which went from core to core twice a tile,
+// and the accumulator rows straddled lines.
+constexpr size_t kLineFloats = 64 / sizeof(float);
+constexpr size_t whole_lines(size_t floats) { return (floats + kLineFloats - 1) / kLineFloats * kLineFloats; }
 
 // The K/V view of (sequence b, kv head kh) over the tensors `k1`, `k2`, `v` of sequence b: the dense
 // view's rows where they lie. MLA's values are its latent keys (v null: the k1 segment).
@@ -131,7 +139,7 @@ void AttentionRun::run() {
         rows <= kSplitMaxRows ? kSplitKeys : std::max(kSplitLongKeys, (hi - lo + long_pieces - 1) / long_pieces);
     for (int64_t j = lo; j < hi; j += piece) {
       tasks.push_back({bi, j, std::min(hi, j + piece), state_floats});
-      state_floats += static_cast<size_t>(rows * (2 + b.kv.dv));
+      state_floats += whole_lines(static_cast<size_t>(rows * (2 + b.kv.dv)));
     }
   }
   first_task[blocks_.size()] = tasks.size();
@@ -140,11 +148,14 @@ void AttentionRun::run() {
   // (thread_local: a lambda run on a pool thread would name that thread's copy, so the tasks
   // reach it through `state_base` only.)
   thread_local std::vector<float> state_buf;
-  if (state_buf.size() < state_floats) state_buf.resize(state_floats);
-  float* const state_base = state_buf.data();
+  if (state_buf.size() < state_floats + kLineFloats) state_buf.resize(state_floats + kLineFloats);
+  const size_t misaligned = reinterpret_cast<uintptr_t>(state_buf.data()) / sizeof(float) % kLineFloats;
+  float* const state_base = state_buf.data() + (kLineFloats - misaligned) % kLineFloats;
+  // Each slice: the accumulators first (rows x dv: on whole lines where dv is a multiple of 16), then m, l.
   auto slices = [&](const TaskRef& tr, int64_t rows) {
     float* base = state_base + tr.state;
-    return AttnTask{tr.j0, tr.j1, base, base + rows, base + 2 * rows};
+    float* m = base + rows * blocks_[tr.block].kv.dv;
+    return AttnTask{tr.j0, tr.j1, m, m + rows, base};
   };
 
   std::atomic<bool> abandoned{false};
