@@ -7,7 +7,7 @@
 // other kernel (attention.comp) stages every key tile in shared memory with scalar loads, then lets a
 // few invocations run the softmax while the rest wait: on a GPU that leaves the memory system nearly
 // idle. Here each invocation reads 8 elements of a K row and of a V row straight into registers with
-// 16-byte loads, all NR rounds of a tile issued before any is used, so a work group of 128 has
+// one load each (16 bytes, 8 for one-byte pools, two 16-byte loads for F32), all NR rounds of a tile issued before any is used, so a work group of 128 has
 // NR x 2 KiB (F16) of K, then of V, in flight; the V loads are issued before the softmax, which
 // hides behind them.
 //   KERNEL_ATTN_DECODE     K / V in the activation dtype (F32, F16, BF16)
@@ -42,6 +42,10 @@ layout(constant_id = 1) const uint NR = 8u;
 layout(local_size_x = WG) in;
 layout(std430, binding = 1) readonly buffer Buf1 { uvec4 k1[]; };
 layout(std430, binding = 3) readonly buffer Buf3 { uvec4 v[]; };
+// The same rows as 8-byte words: a lane's 8 one-byte elements (I8, F8_E4M3 pools) are one word, where
+// a 16-byte load would bring its neighbour's 8 too and hold them in registers for the whole round.
+layout(std430, binding = 1) readonly buffer Buf1h { uvec2 k1h[]; };
+layout(std430, binding = 3) readonly buffer Buf3h { uvec2 vh[]; };
 
 #define KIND_F32 0xffu  // not a KV_DTYPE: plain F32 rows
 // 16-byte words a lane loads per row per round: two for F32 rows, else one (a pool is never F32).
@@ -72,20 +76,24 @@ shared float sks[KT_MAX], svs[KT_MAX];
 
 uint elem_bytes() { return ELEM_KIND == KIND_F32 ? 4u : kv_elem_bytes(ELEM_KIND); }
 
-// The 16-byte word holding elements [e, e + 8) of a pool (e a multiple of 8), and for F32 the next
-// one. Nothing here uses the words: a lane's loads of a tile all go out before the first returns.
+// Elements [e, e + 8) of a pool (e a multiple of 8): the 16-byte word holding them, and for F32 the
+// next one; one-byte elements as an 8-byte word in raw[0].xy. Nothing here uses the words: a lane's
+// loads of a tile all go out before the first returns.
 void load8(bool is_k, uint e, out uvec4 raw[RAW]) {
-  const uint w = (e * elem_bytes()) >> 4;
-  raw[0] = is_k ? k1[w] : v[w];
+  if (elem_bytes() == 1u) {  // a specialization constant's branch: one of them is compiled
+    raw[0] = uvec4(is_k ? k1h[e >> 3] : vh[e >> 3], 0u, 0u);
+  } else {
+    const uint w = (e * elem_bytes()) >> 4;
+    raw[0] = is_k ? k1[w] : v[w];
+  }
 #if RAW == 2
-  raw[1] = is_k ? k1[w + 1u] : v[w + 1u];
+  const uint w2 = ((e * elem_bytes()) >> 4) + 1u;
+  raw[1] = is_k ? k1[w2] : v[w2];
 #endif
 }
-// Whether one-byte elements [e, e + 8) are the word's second half.
-bool upper8(uint e) { return ((e * elem_bytes()) & 8u) != 0u; }
 
 // The 8 elements load8 brought, as floats.
-void decode8(uvec4 raw[RAW], bool upper, out float x[EPL]) {
+void decode8(uvec4 raw[RAW], out float x[EPL]) {
   const uint kind = ELEM_KIND;
   const uvec4 lo = raw[0];
 #if RAW == 2
@@ -109,9 +117,8 @@ void decode8(uvec4 raw[RAW], bool upper, out float x[EPL]) {
       x[2u * i + 1u] = uintBitsToFloat(lo[i] & 0xffff0000u);
     }
   } else {
-    const uvec2 w = upper ? lo.zw : lo.xy;
     [[unroll]] for (uint i = 0u; i < 8u; ++i) {
-      const uint word = i < 4u ? w.x : w.y;
+      const uint word = i < 4u ? lo.x : lo.y;
       x[i] = kv_elem_of(kind, word, i);  // I8 or F8_E4M3: KV_KIND folds the other away
     }
   }
@@ -205,16 +212,14 @@ void main() {
     // K: every round's loads first, then their partial dots. A round's key past j_end reads key j0's
     // row instead (a row that exists): no branch around a load, and its scores are never seen.
     uvec4 kraw[NR_MAX][RAW];
-    bool kup[NR_MAX];
     [[unroll]] for (uint i = 0u; i < NR; ++i) {
       const uint kk = i * kpr + ks, e = (j0 + kk < j_end ? skb[kk] : skb[0]) + c * EPL;
       load8(true, e, kraw[i]);
-      kup[i] = upper8(e);
     }
     [[unroll]] for (uint i = 0u; i < NR; ++i) {
       const uint kk = i * kpr + ks;
       float x[EPL];
-      decode8(kraw[i], kup[i], x);
+      decode8(kraw[i], x);
       // The key's scale multiplies the partial dots, but an infinite one (a hand-built pool) goes
       // into each element first, as the reference dequantizes: `0 x Inf` is NaN there, and partial
       // dots that share a sign would otherwise make a plain +-Inf (a -Inf score masks the key).
@@ -230,15 +235,13 @@ void main() {
         red[(kk * R + rr) * (lpk + 1u) + c] = d * fold;
       }
     }
-    // V: issued now, used after the softmax (keys past j_end as K's, never weighed). Its scales and
-    // halves are taken now too: the next tile's staging overwrites the rows before the weights apply.
+    // V: issued now, used after the softmax (keys past j_end as K's, never weighed). Its scales are
+    // taken now too: the next tile's staging overwrites the rows before the weights apply.
     uvec4 vraw[NR_MAX][RAW];
-    bool vup[NR_MAX];
     float vsc[NR_MAX];
     [[unroll]] for (uint i = 0u; i < NR; ++i) {
       const uint kk = i * kpr + ks, e = (j0 + kk < j_end ? svb[kk] : svb[0]) + c * EPL;
       load8(false, e, vraw[i]);
-      vup[i] = upper8(e);
       vsc[i] = svs[kk];
     }
     barrier();
@@ -303,7 +306,7 @@ void main() {
       const uint kk = i * kpr + ks;
       if (j0 + kk >= j_end) break;
       float x[EPL];
-      decode8(vraw[i], vup[i], x);
+      decode8(vraw[i], x);
       [[unroll]] for (uint rr = 0u; rr < R; ++rr) {
         const float w = sp[rr * kt + kk];
         if (floatBitsToUint(w) == 0x80000000u) continue;  // a hidden key (-0.0): nothing, even NaN
