@@ -67,8 +67,8 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("touchstone_dtypes", fmt::format("{}", fmt::join(dtypes, ",")));
   benchmark::AddCustomContext("touchstone_seed", std::to_string(o.seed));
   benchmark::AddCustomContext("touchstone_threads", std::to_string(ts::bench::core_count()));
-  // The decode GEMVs' prefetch distance, chosen per CPU (cpu/runtime/prefetch.h): a record says which ran.
-  benchmark::AddCustomContext("touchstone_cpu_gemv_prefetch_bytes", std::to_string(ts::cpu::kGemvPrefetchBytes));
+  // The streaming kernels' prefetch distance, chosen per CPU (cpu/runtime/prefetch.h): a record says which ran.
+  benchmark::AddCustomContext("touchstone_cpu_stream_prefetch_bytes", std::to_string(ts::cpu::kStreamPrefetchBytes));
   benchmark::AddCustomContext("touchstone_build_type", TOUCHSTONE_BUILD_TYPE);  // a record states it
   benchmark::AddCustomContext("touchstone_flags", flags);
   // What each backend runs on (the cpu backend's SIMD target, the OpenCL or Vulkan device), so a

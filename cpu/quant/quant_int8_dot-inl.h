@@ -308,7 +308,7 @@ HWY_INLINE void DotQ8Pair(K, const uint8_t* b, int64_t blk, const ActQ8K* a, VF*
   DotQ8Block<M>(K{}, b + K::kBytes, blk + 1, a, acc_odd);
 }
 
-// The weights ahead of the ones about to be read (`bytes` of them, from `at` + kGemvPrefetchBytes), into
+// The weights ahead of the ones about to be read (`bytes` of them, from `at` + kStreamPrefetchBytes), into
 // L2: one stream per thread is not enough for the hardware prefetchers to keep the memory bus busy.
 // (Past a row's end this reads the next row, or past the matrix: prefetches never fault.)
 // Measured on a Zen 3 (2026-11-24, quiet, m1_n4096_k14336, L1 prefetches): without any, Q4_K and Q8_0
@@ -318,7 +318,7 @@ HWY_INLINE void DotQ8Pair(K, const uint8_t* b, int64_t blk, const ActQ8K* a, VF*
 // faster. On a Zen 4 (2026-11-24, cold, 5 alternating rounds, min / median us), L2 prefetches 8 KiB
 // ahead against L1 prefetches 2 KiB ahead: Q4_K 1120 / 1155 -> 782 / 904, Q8_0 1979 / 2093 -> 1537 /
 // 1759, Q4_0 1106 / 1270 -> 864 / 1019; 4, 16 and 32 KiB ahead (L2) and 8 KiB (L1) were slower.
-// The distance is chosen per CPU (kGemvPrefetchBytes, cpu/runtime/prefetch.h). On an Intel Xeon with
+// The distance is chosen per CPU (kStreamPrefetchBytes, cpu/runtime/prefetch.h). On an Intel Xeon with
 // AVX-512 (2 vCPUs, 2026-11-27, cold, m1_n4096_k14336, medians of 6-8 alternating rounds): 3 KiB
 // against 8 KiB, Q4_K 0.89-0.94x the time, Q8_0 0.93-0.94x, Q6_K 0.98x, the Llama-3-8B Q4_K decode
 // step 0.93x; 2 and 4 KiB between them; 1 KiB and 16-32 KiB no faster than 8; every second to every
@@ -336,7 +336,7 @@ HWY_INLINE void DotQ8Pair(K, const uint8_t* b, int64_t blk, const ActQ8K* a, VF*
 // in place of the L2 ones were slower (cpu/runtime/prefetch.h).
 inline constexpr int64_t kL1PrefetchAhead = 1024;
 HWY_INLINE void PrefetchAhead(const uint8_t* at, int64_t bytes) {
-  prefetch_l2(at + kGemvPrefetchBytes, static_cast<size_t>(bytes));
+  prefetch_l2(at + kStreamPrefetchBytes, static_cast<size_t>(bytes));
   prefetch_l1(at + kL1PrefetchAhead, static_cast<size_t>(bytes));
 }
 

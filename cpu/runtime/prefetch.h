@@ -5,23 +5,22 @@
 
 namespace ts::cpu {
 
-// How far ahead of its reads a kernel streaming from memory asks for its data: the attention engine's
-// affine K/V rows (cpu/attention/attention_rows-inl.h), each stream this many bytes ahead, and the
-// decode GEMVs' weights on a CPU other than AMD's (kGemvPrefetchBytes below).
-inline constexpr size_t kStreamPrefetchBytes = 3072;
-
-// How far ahead a decode GEMV asks for its weights into L2, for the CPU it runs on: 8 KiB on AMD,
-// kStreamPrefetchBytes elsewhere: on an Intel Xeon with AVX-512 3 KiB was the faster of the two, on a
-// Zen 4 8 KiB (the measurements are in cpu/quant/quant_int8_dot-inl.h). Chosen once, before main,
-// from cpuid.
-inline size_t gemv_prefetch_bytes_for_this_cpu() {
+// How far ahead of its reads a kernel streaming from memory asks for its data into L2, for the CPU
+// it runs on: the decode GEMVs' weights (cpu/quant/quant_int8_dot-inl.h) and the attention engine's
+// affine K/V rows, each stream this many bytes ahead (cpu/attention/attention_rows-inl.h). 8 KiB on
+// AMD, 3 KiB elsewhere: on an Intel Xeon with AVX-512 3 KiB was the faster of the two for both kinds
+// of kernel, on a Zen 4 8 KiB (the measurements are beside each use). Chosen once, before main, from
+// cpuid.
+inline constexpr size_t kStreamPrefetchBytesAmd = 8192;
+inline constexpr size_t kStreamPrefetchBytesOther = 3072;
+inline size_t stream_prefetch_bytes_for_this_cpu() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_cpu_init();  // cpuid may not have been read yet when this runs, among the static initializers
-  if (__builtin_cpu_is("amd")) return 8192;
+  if (__builtin_cpu_is("amd")) return kStreamPrefetchBytesAmd;
 #endif
-  return kStreamPrefetchBytes;
+  return kStreamPrefetchBytesOther;
 }
-inline const size_t kGemvPrefetchBytes = gemv_prefetch_bytes_for_this_cpu();
+inline const size_t kStreamPrefetchBytes = stream_prefetch_bytes_for_this_cpu();
 
 // Asks for every cache line of [p, p + bytes) into L2 (prefetcht1 on x86), not L1: the kernels
 // stream each byte once, and on a Zen 4 (2 cores, measured 2026-11-24) L1 prefetches (prefetcht0,
