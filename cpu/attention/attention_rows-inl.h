@@ -32,10 +32,13 @@ constexpr int64_t kTile = 64;          // keys per online-softmax step
 // decode GEMVs' distance for this CPU (cpu/runtime/prefetch.h), at most kPrefetchAffineMax keys. On
 // the Xeon the figures run on (2026-11-27, cold flash decode h32 kv8 hd128 ctx4096 F32, medians of 5
 // alternating rounds) 3 KiB took 0.87x the time of the 32 keys (16 KiB) asked for before, 2 and 4 KiB
-// 0.92-0.93x. On a Zen 4 (2026-11-28, cold, 8 alternating rounds) 8 KiB against 3 KiB: flash decode
-// ctx4096 F16 0.95x the time (faster in 6 of 8), F32 0.90x (6 of 8), MLA decode 0.98-1.01x.
+// 0.92-0.93x. On a Zen 4 (2026-11-28, cold, two runs of 8 alternating rounds) 8 KiB against 3 KiB:
+// flash decode ctx4096 F16 0.84x and 0.95x the time (faster in 8 and 6 of 8), F32 0.93x and 0.90x (6
+// of 8 each), MLA decode 0.98-1.01x.
 // Rows of a paged pool, both while scoring: 16 keys (a block of 16 slots); 2, 3 and 4 KiB ahead were
-// no faster there (F16, F8_E4M3, I8 ctx4096).
+// no faster there (F16, F8_E4M3, I8 ctx4096), nor 32 keys on the Zen 4 (2026-11-28, two runs of 8
+// alternating rounds over the kv decodes at ctx1024-16384 and batch-8 paged decode: 0.88-1.14x the
+// time, no pool faster beyond the noise in both runs).
 constexpr int64_t kPrefetchAffineMax = 32;
 constexpr int64_t kPrefetchPaged = 16;
 // Row entries a tile keeps past its end: the prefetch distances, or (RowPrefetch::cross) the next tile.
