@@ -507,7 +507,7 @@ void AttendTiles(const AttnTask& task, const AttnBlock& blk, const KvView& kv, f
   const bool paged = kv.paging.table != nullptr;
   const int64_t ahead = paged ? kPrefetchPaged : PrefetchAffineKeys(dk * static_cast<int64_t>(sizeof(E)));
   const bool cross = paged && std::is_same_v<E, int8_t> && kInt8Target && blk.q8;  // RowPrefetch::cross
-  const int64_t listed = cross ? kTile : ahead;  // row entries past a tile: those the prefetches ask for
+  const int64_t listed = paged ? kTile : ahead;  // row entries past a tile: those the prefetches ask for
   for (int64_t t0 = task.j0; t0 < task.j1; t0 += kTile) {
     const int64_t t1 = std::min(t0 + kTile, task.j1);
     // Not structured bindings here or below: lambdas capture them, which clang before 16 refuses.
@@ -552,9 +552,11 @@ void AttendTiles(const AttnTask& task, const AttnBlock& blk, const KvView& kv, f
           prefetch.v_scoring = off;
           prefetch.k_values = off + rows.n;
           if (first_tile) prefetch.k_scoring = off + ahead;  // no tile before asked for these
+        } else if (paged) {
+          prefetch.k_scoring = prefetch.v_scoring = off + ahead;
+          prefetch.k_values = off + rows.n;
         } else {
-          prefetch.k_scoring = off + ahead;
-          (paged ? prefetch.v_scoring : prefetch.v_values) = off + ahead;
+          prefetch.k_scoring = prefetch.v_values = off + ahead;
         }
       }
       StepGroup(task, blk, r0, r1, a, b, rows, a - ua, dk, kv.dv, scale, prefetch);

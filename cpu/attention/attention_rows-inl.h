@@ -41,7 +41,7 @@ constexpr int64_t kTile = 64;          // keys per online-softmax step
 // time, no pool faster beyond the noise in both runs).
 constexpr int64_t kPrefetchAffineMax = 32;
 constexpr int64_t kPrefetchPaged = 16;
-// Row entries a tile keeps past its end: the prefetch distances, or (RowPrefetch::cross) the next tile.
+// Row entries a tile keeps past its end: the affine distance, or a paged pool's next tile (RowPrefetch).
 constexpr int64_t kPrefetchKeys = std::max({kPrefetchAffineMax, kPrefetchPaged, kTile});
 inline int64_t PrefetchAffineKeys(int64_t row_bytes) {
   return std::clamp<int64_t>(static_cast<int64_t>(kStreamPrefetchBytes) / std::max<int64_t>(row_bytes, 1), 2,
@@ -229,7 +229,18 @@ HWY_INLINE bool ScaleCopy(const float* HWY_RESTRICT src, int64_t n, float unscal
 // rows while scoring bunched the requests there and left memory idle through p·V (Zen 4, 2026-11-28,
 // cold kv decode, ci/bench-ab.py, 8 alternating rounds: ctx16384 I8 0.85x the time, faster in 8 of
 // 8; ctx4096 0.89x, 6 of 8). Pools scored in F32 did not gain (F16 and F8_E4M3 kv decode within the
-// noise, batch-8 paged F16 1.11x the time, 0 of 6), so they keep both rows while scoring.
+// noise, batch-8 paged F16 1.11x the time, 0 of 6), so they keep both rows while scoring, and ask for
+// the next tile's key rows in the p·V pass as well: the pass's memory is otherwise idle once the
+// tile's value rows have arrived, and the requests made there that the core drops (a prefetch finding
+// its miss buffers full is dropped) are made again, `ahead` keys on, while that tile is scored. Zen 4,
+// 2026-11-28, cold, 8 alternating rounds against both rows while scoring alone: kv decode ctx16384
+// F16 0.86x the time, BF16 0.89x (8 of 8 each), batch-8 paged F16 0.90x (8 of 8), ctx4096 and ctx1024
+// F16 / BF16 0.93-0.95x (6-7 of 8), F8_E4M3 (its arithmetic the bound) 1.00x; in a second run, of
+// the built change: ctx16384 F16 and BF16 0.86x (8 of 8), paged decode batch-8 F16 0.91x and F32
+// 0.87x, batch-1 ctx16384 0.80-0.86x, ctx1024 and the varlen prefill within the noise. Without
+// the second request (the key rows asked for in the p·V pass only, as crossed) ctx1024 gained as much
+// and the batch-8 decode ran 1.07x the time (1 of 8); the next tile's value rows asked for there too
+// gained nothing more; the I8 route crossed with the second request ran 1.03-1.09x the time.
 // A runtime switch, not a second kernel instance without prefetches: one branch per key costs
 // nothing measurable, a second instance doubled the compile.
 template <class E> struct RowPrefetch {
@@ -237,9 +248,9 @@ template <class E> struct RowPrefetch {
   int64_t kbytes, vbytes;
   // Tile entries asked for, as offsets from the step's key j (< 0: none): while scoring key j, key
   // row j + k_scoring and value row j + v_scoring; in the p·V pass, j + k_values and j + v_values.
-  // Together (paged): both rows `ahead` keys on while scoring; split (affine): the value row in the
-  // p·V pass; cross (paged I8 scored in integers): key j's own value row while scoring, the next
-  // tile's key row in the p·V pass (entries from rows.n on).
+  // Together (paged): both rows `ahead` keys on while scoring, and the next tile's key row in the p·V
+  // pass (entries from rows.n on); split (affine): the value row in the p·V pass; cross (paged I8
+  // scored in integers): key j's own value row while scoring, the next tile's key row in the p·V pass.
   int64_t k_scoring = -1, v_scoring = -1, k_values = -1, v_values = -1;
   HWY_INLINE void keys(int64_t j) const { ask(rows.k, j, k_scoring, kbytes), ask(rows.v, j, v_scoring, vbytes); }
   HWY_INLINE void values(int64_t j) const { ask(rows.k, j, k_values, kbytes), ask(rows.v, j, v_values, vbytes); }
