@@ -297,8 +297,8 @@ void DirectRows(const KvView& kv, int64_t ua, int64_t ub, int64_t end, int64_t a
     const T* kp = k + b * pg.k_block_stride + slot * kv.ks1;
     const T* vp = v + b * pg.v_block_stride + slot * vs;
     for (int64_t t = 0; t < len; ++t) rows.k[i + t] = kp + t * kv.ks1, rows.v[i + t] = vp + t * vs;
-    if (rows.scaled) {
-      const int64_t scaled_len = std::max<int64_t>(std::min(len, rows.n - i), 0), s0 = b * pg.s_block_stride + slot;
+    if (rows.scaled && i < rows.n) {  // scales for the tile's own rows only (ks, vs hold kTile)
+      const int64_t scaled_len = std::min(len, rows.n - i), s0 = b * pg.s_block_stride + slot;
       const bool k_odd = ScaleCopy(pg.k_scale ? pg.k_scale + s0 : nullptr, scaled_len, unscale, rows.ks + i);
       const bool v_odd = ScaleCopy(pg.v_scale ? pg.v_scale + s0 : nullptr, scaled_len, unscale, rows.vs + i);
       rows.odd_scale |= k_odd | v_odd;
