@@ -548,15 +548,16 @@ void AttendTiles(const AttnTask& task, const AttnBlock& blk, const KvView& kv, f
       RowPrefetch<E> prefetch{rows, static_cast<int64_t>(dk * sizeof(E)), static_cast<int64_t>(kv.dv * sizeof(E))};
       if (r0 == 0 && rows.in_pool) {
         const int64_t off = a - ua;  // the entry of the step's first key
-        if (cross) {
-          prefetch.v_scoring = off;
-          prefetch.k_values = off + rows.n;
-          if (first_tile) prefetch.k_scoring = off + ahead;  // no tile before asked for these
-        } else if (paged) {
-          prefetch.k_scoring = prefetch.v_scoring = off + ahead;
-          prefetch.k_values = off + rows.n;
-        } else {
+        if (!paged) {
           prefetch.k_scoring = prefetch.v_values = off + ahead;
+        } else {
+          prefetch.k_values = off + rows.n;  // every paged pool: the next tile's key rows during p·V
+          if (!cross) {
+            prefetch.k_scoring = prefetch.v_scoring = off + ahead;
+          } else {
+            prefetch.v_scoring = off;
+            if (first_tile) prefetch.k_scoring = off + ahead;  // no tile before asked for these
+          }
         }
       }
       StepGroup(task, blk, r0, r1, a, b, rows, a - ua, dk, kv.dv, scale, prefetch);

@@ -42,7 +42,8 @@ constexpr int64_t kTile = 64;          // keys per online-softmax step
 constexpr int64_t kPrefetchAffineMax = 32;
 constexpr int64_t kPrefetchPaged = 16;
 // Row entries a tile keeps past its end: the affine distance, or a paged pool's next tile (RowPrefetch).
-constexpr int64_t kPrefetchKeys = std::max({kPrefetchAffineMax, kPrefetchPaged, kTile});
+constexpr int64_t kPrefetchKeys = std::max(kPrefetchAffineMax, kTile);
+static_assert(kPrefetchPaged <= kTile, "a paged pool's rows ahead lie within the next tile's entries");
 inline int64_t PrefetchAffineKeys(int64_t row_bytes) {
   return std::clamp<int64_t>(static_cast<int64_t>(kStreamPrefetchBytes) / std::max<int64_t>(row_bytes, 1), 2,
                              kPrefetchAffineMax);

@@ -42,9 +42,9 @@ inline bool int8_scores(DType kv_dtype, int64_t keys, int64_t head_dim) {
 // asks int8_route_data; the kernel asks int8_route_queries before it runs and finds a scale that is
 // not finite as it copies a tile's scales (attention_rows-inl.h, ScaleCopy), then the engine runs
 // the whole call again on the exact route (AttentionRun::run): the same choice, without a pass over
-// every scale before the decode, on one thread while the others wait (32 KiB a kv head at 4096 keys). Zen 4, 2026-11-28, cold decode,
-// ci/bench-ab.py, the medians of three runs' B/A: ctx1024 I8 0.81x the time, ctx4096 0.90x (the runs
-// 0.80x, 0.90x, 1.05x), ctx16384 1.00x.
+// every scale before the decode, on one thread while the others wait (32 KiB a kv head at 4096 keys).
+// Zen 4, 2026-11-28, cold decode, ci/bench-ab.py, the medians of three runs' B/A: ctx1024 I8 0.81x
+// the time, ctx4096 0.90x (the runs 0.80x, 0.90x, 1.05x), ctx16384 1.00x.
 bool int8_route_queries(const KvPagedDecodeParams& p, const float* q);
 bool int8_route_data(const KvPagedDecodeParams& p, const float* q, const TensorMap& t);
 
